@@ -1,0 +1,80 @@
+// The one place that reads the environment. Every process imports `config` from here;
+// nothing else touches process.env, so the README's table of variables is this file.
+import { resolve } from 'node:path';
+import { hostname } from 'node:os';
+
+const projectRoot = resolve(import.meta.dirname, '..');
+
+function text(name: string, fallback: string): string {
+  const value = process.env[name];
+  return value === undefined || value === '' ? fallback : value;
+}
+
+function optionalText(name: string): string | undefined {
+  const value = process.env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function number(name: string, fallback: number, min = 0): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) {
+    throw new Error(`environment variable ${name} must be a number >= ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+function flag(name: string, fallback: boolean): boolean {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new Error(`environment variable ${name} must be true or false, got "${raw}"`);
+}
+
+const varDir = resolve(text('VAR_DIR', resolve(projectRoot, 'var')));
+
+export const config = {
+  projectRoot,
+  varDir,
+  logLevel: text('LOG_LEVEL', 'info'),
+
+  // gateway
+  host: text('HOST', '127.0.0.1'),
+  port: number('PORT', 8080),
+  bodyLimitBytes: number('BODY_LIMIT_BYTES', 1024 * 1024, 1),
+  authTokensFile: optionalText('AUTH_TOKENS_FILE'),
+  authJwtSecret: optionalText('AUTH_JWT_SECRET'),
+  requestTimeoutMs: number('BUS_REQUEST_TIMEOUT_MS', 5000, 1),
+
+  // bus and storage
+  natsUrl: text('NATS_URL', 'nats://127.0.0.1:4222'),
+  clickhouseUrl: text('CLICKHOUSE_URL', 'http://127.0.0.1:8123'),
+  clickhouseDatabase: text('CLICKHOUSE_DATABASE', 'emotions'),
+  clickhouseUser: text('CLICKHOUSE_USER', 'default'),
+  clickhousePassword: text('CLICKHOUSE_PASSWORD', ''),
+  writerBatchRows: number('WRITER_BATCH_ROWS', 5000, 1),
+  writerFlushMs: number('WRITER_FLUSH_MS', 1000, 10),
+  storageWriter: flag('STORAGE_WRITER', true),
+
+  // actor host
+  hostId: text('HOST_ID', `${hostname()}-${process.pid}`),
+  hostCapacity: number('HOST_CAPACITY', 16, 1),
+  sessionMaxSeconds: number('SESSION_MAX_SECONDS', 43200, 1),
+  streamUnreachableSeconds: number('STREAM_UNREACHABLE_SECONDS', 60, 1),
+  heartbeatSeconds: number('HEARTBEAT_SECONDS', 3, 0.1),
+  // A session whose heartbeat is older than this is taken over by another host.
+  takeoverSeconds: number('TAKEOVER_SECONDS', 10, 0.5),
+  allowPrivateStreamHosts: flag('ALLOW_PRIVATE_STREAM_HOSTS', false),
+  analysisFps: number('ANALYSIS_FPS', 4, 0.1),
+  ffmpegPath: text('FFMPEG_PATH', 'ffmpeg'),
+  transcriptQueueLimit: number('TRANSCRIPT_QUEUE_LIMIT', 8, 1),
+
+  // assets
+  modelsDir: resolve(text('MODELS_DIR', resolve(varDir, 'models'))),
+  mediaDir: resolve(text('MEDIA_DIR', resolve(varDir, 'media'))),
+  assetsMirror: optionalText('ASSETS_MIRROR'),
+} as const;
+
+export type Config = typeof config;
