@@ -1,0 +1,8 @@
+// File names of the models inside config.modelsDir. The assets manifest says where each comes from.
+export const MODEL_FILES = {
+  faceDetector: 'face_detection_yunet_2023mar_dynamic.onnx',
+  expressions: 'faceapi_expression_112.onnx',
+  voiceActivity: 'silero_vad_v6.onnx',
+  speechEncoder: 'moonshine_tiny_encoder.onnx',
+  speechDecoder: 'moonshine_tiny_decoder_merged.onnx',
+} as const;

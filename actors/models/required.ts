@@ -1,0 +1,27 @@
+// The actor host refuses to start on missing or altered model files, with a message that says
+// how to get them, rather than failing later inside onnxruntime.
+import { join } from 'node:path';
+import { config } from '../../bus/config.ts';
+import { sha256IfPresent } from '../../ops/assets/hash.ts';
+import { MODEL_ASSETS } from '../../ops/assets/manifest.ts';
+
+const verified = new Set<string>();
+
+/** Throws unless every file is in config.modelsDir with an accepted sha256; positive checks are remembered. */
+export async function assertModels(files: string[]): Promise<void> {
+  for (const file of files) {
+    const path = join(config.modelsDir, file);
+    if (verified.has(path)) continue;
+    const entry = MODEL_ASSETS.find((asset) => asset.file === file);
+    if (!entry) throw new Error(`model ${file} is not declared in ops/assets/manifest.ts`);
+    const digest = await sha256IfPresent(path);
+    if (digest === undefined || !entry.sha256.includes(digest)) {
+      const problem = digest === undefined ? 'is missing' : `has sha256 ${digest}, which is not an accepted digest`;
+      throw new Error(
+        `model file ${path} ${problem}. Run \`npx tsx ops/assets/setup.ts\` (on a machine without internet, ` +
+          "set ASSETS_MIRROR to folders holding the model files, separated by ':').",
+      );
+    }
+    verified.add(path);
+  }
+}

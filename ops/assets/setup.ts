@@ -1,0 +1,29 @@
+// Fetches and verifies the model files (and, with --media, the test media):
+//   npx tsx ops/assets/setup.ts [--media]
+// Sources per file are declared in manifest.ts; ASSETS_MIRROR lists local folders tried first.
+import { resolve } from 'node:path';
+import { config } from '../../bus/config.ts';
+import { ensureAssets } from './install.ts';
+import { MEDIA_ASSETS, MODEL_ASSETS } from './manifest.ts';
+
+const args = process.argv.slice(2);
+const unknown = args.filter((arg) => arg !== '--media');
+if (unknown.length > 0) {
+  console.error(`unknown argument ${unknown.join(' ')}; usage: tsx ops/assets/setup.ts [--media]`);
+  process.exit(2);
+}
+
+const entries = args.includes('--media') ? [...MODEL_ASSETS, ...MEDIA_ASSETS] : MODEL_ASSETS;
+const mirrors = (config.assetsMirror ?? '').split(':').filter((folder) => folder !== '').map((folder) => resolve(folder));
+
+try {
+  await ensureAssets(entries, {
+    folders: { models: config.modelsDir, media: config.mediaDir },
+    mirrors,
+    cacheDir: resolve(config.varDir, 'assets-cache'),
+    onFetched: (entry, target, from) => console.log(`fetched ${entry.folder}/${entry.file} (${entry.bytes} bytes) -> ${target} from ${from}`),
+  });
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
+}
