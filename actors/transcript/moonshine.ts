@@ -1,0 +1,82 @@
+// Speech to text with Moonshine tiny: the encoder runs once over a whole speech segment, then the
+// decoder picks the likeliest next token until the end token, reusing its attention cache so each
+// step feeds only the newest token.
+import llamaTokenizer from 'llama-tokenizer-js';
+import { MODEL_FILES } from '../models/files.ts';
+import { loadModel, ort } from '../models/onnx.ts';
+
+const SAMPLE_RATE = 16000;
+const START_TOKEN = 1;
+const END_TOKEN = 2;
+const LAYERS = 6;
+const HEADS = 8;
+const HEAD_SIZE = 36;
+/** Speech rarely exceeds this; the cap stops a decoder that keeps repeating itself. */
+const TOKENS_PER_SECOND = 6;
+/** The encoder's convolutions need a little audio; shorter input has no words anyway. */
+const MIN_SAMPLES = SAMPLE_RATE / 10;
+
+type Feeds = Record<string, ort.Tensor>;
+
+export interface Transcriber {
+  transcribe(samples: Float32Array): Promise<string>;
+}
+
+export class SpeechToText implements Transcriber {
+  private readonly emptyCache: ort.Tensor = new ort.Tensor('float32', new Float32Array(0), [1, HEADS, 0, HEAD_SIZE]);
+  private readonly firstStep: ort.Tensor = new ort.Tensor('bool', Uint8Array.from([0]), [1]);
+  private readonly laterStep: ort.Tensor = new ort.Tensor('bool', Uint8Array.from([1]), [1]);
+
+  private constructor(
+    private readonly encoder: ort.InferenceSession,
+    private readonly decoder: ort.InferenceSession,
+  ) {}
+
+  static async load(): Promise<SpeechToText> {
+    const [encoder, decoder] = await Promise.all([loadModel(MODEL_FILES.speechEncoder), loadModel(MODEL_FILES.speechDecoder)]);
+    return new SpeechToText(encoder, decoder);
+  }
+
+  /** The text of 16 kHz mono speech in -1..1, trimmed; empty when nothing was said. */
+  async transcribe(samples: Float32Array): Promise<string> {
+    if (samples.length < MIN_SAMPLES) return '';
+    const encoded = await this.encoder.run({ input_values: new ort.Tensor('float32', samples, [1, samples.length]) });
+    const hidden = encoded.last_hidden_state!;
+    const maxTokens = Math.ceil((samples.length / SAMPLE_RATE) * TOKENS_PER_SECOND);
+
+    const cache: Feeds = {};
+    for (let layer = 0; layer < LAYERS; layer++) {
+      for (const part of ['decoder', 'encoder']) {
+        for (const kind of ['key', 'value']) cache[`past_key_values.${layer}.${part}.${kind}`] = this.emptyCache;
+      }
+    }
+    const tokens: number[] = [];
+    let token = START_TOKEN;
+    for (let step = 0; step < maxTokens; step++) {
+      const result = await this.decoder.run({
+        input_ids: new ort.Tensor('int64', BigInt64Array.from([BigInt(token)]), [1, 1]),
+        encoder_hidden_states: hidden,
+        use_cache_branch: step === 0 ? this.firstStep : this.laterStep,
+        ...cache,
+      });
+      token = argmax(result.logits!.data as Float32Array);
+      if (token === END_TOKEN) break;
+      tokens.push(token);
+      // Self-attention grows with every step; cross-attention over the audio is fixed after the first.
+      for (let layer = 0; layer < LAYERS; layer++) {
+        for (const kind of ['key', 'value']) {
+          cache[`past_key_values.${layer}.decoder.${kind}`] = result[`present.${layer}.decoder.${kind}`]!;
+          if (step === 0) cache[`past_key_values.${layer}.encoder.${kind}`] = result[`present.${layer}.encoder.${kind}`]!;
+        }
+      }
+    }
+    return llamaTokenizer.decode(tokens, false, false).trim();
+  }
+}
+
+/** Index of the largest value; the logits of the single position fed. */
+function argmax(values: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
+  return best;
+}

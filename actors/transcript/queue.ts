@@ -1,0 +1,67 @@
+// One session's transcription backlog. Speech can arrive faster than a loaded host transcribes
+// it, so the backlog is bounded: past the limit the oldest waiting segment is dropped (the newest
+// speech matters most live) and counted, never dropped silently.
+import type { SpeechSegment } from '../../bus/contracts/rows.ts';
+import type { SpeechAudio } from '../voice/analyzer.ts';
+import type { Transcriber } from './moonshine.ts';
+import { scoreSentiment } from './sentiment.ts';
+
+export interface TranscriptQueueOptions {
+  session: string;
+  /** Most segments waiting (the one being transcribed does not count). */
+  limit: number;
+  stt: Transcriber;
+  onRow(row: SpeechSegment): void;
+  /** Total dropped so far in this session, after each drop. */
+  onDropped(total: number): void;
+  /** A failed transcription; without this handler the failure is thrown out of the queue's loop. */
+  onError?(error: Error): void;
+}
+
+const toMilliseconds = (seconds: number) => Math.round(seconds * 1000) / 1000;
+
+export class TranscriptQueue {
+  private readonly pending: SpeechAudio[] = [];
+  private dropped = 0;
+  private running: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly options: TranscriptQueueOptions) {}
+
+  push(segment: SpeechAudio): void {
+    if (this.closed) throw new Error('transcript queue is closed');
+    this.pending.push(segment);
+    if (this.pending.length > this.options.limit) {
+      this.pending.shift();
+      this.options.onDropped(++this.dropped);
+    }
+    this.running ??= this.drain().finally(() => (this.running = undefined));
+  }
+
+  /** Transcribes what is in progress and what is waiting, then resolves; later pushes throw. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    for (let segment = this.pending.shift(); segment; segment = this.pending.shift()) {
+      let text: string;
+      try {
+        text = await this.options.stt.transcribe(segment.samples);
+      } catch (error) {
+        if (!this.options.onError) throw error;
+        this.options.onError(error as Error);
+        continue;
+      }
+      if (text === '') continue;
+      this.options.onRow({
+        session: this.options.session,
+        start: toMilliseconds(segment.start),
+        end: toMilliseconds(segment.end),
+        text,
+        ...scoreSentiment(text),
+      });
+    }
+  }
+}

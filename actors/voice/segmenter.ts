@@ -1,0 +1,79 @@
+// Speech segments from a stream of VAD probabilities, with hysteresis: speech starts on a
+// confident step, survives short dips, and ends only after a stretch of clear non-speech.
+// Pure: works on sample indices and knows nothing of models or audio.
+import { SAMPLE_RATE } from './pcm.ts';
+
+export interface SegmenterOptions {
+  /** A step at or above this starts speech. */
+  startThreshold: number;
+  /** Speech continues while steps stay at or above this. */
+  endThreshold: number;
+  /** Samples below endThreshold that end a segment. */
+  endSilence: number;
+  /** Longer speech is cut into segments of this many samples. */
+  maxLength: number;
+  /** Segments with less speech than this are clicks and coughs, not speech. */
+  minSpeech: number;
+  /** Samples added before and after the detected speech, so word edges are not clipped. */
+  padding: number;
+}
+
+export const DEFAULT_SEGMENTER: SegmenterOptions = {
+  startThreshold: 0.5,
+  endThreshold: 0.35,
+  endSilence: 0.5 * SAMPLE_RATE,
+  maxLength: 20 * SAMPLE_RATE,
+  minSpeech: 0.25 * SAMPLE_RATE,
+  padding: 0.1 * SAMPLE_RATE,
+};
+
+/** Samples [start, end). */
+export interface SampleSpan {
+  start: number;
+  end: number;
+}
+
+export class SpeechSegmenter {
+  private speaking = false;
+  private start = 0;
+  private lastSpeech = 0;
+  private previousEnd = 0;
+
+  constructor(private readonly options: SegmenterOptions = DEFAULT_SEGMENTER) {}
+
+  /** Feeds the probability of the step covering samples [start, end); returns a finished segment if any. */
+  step(probability: number, start: number, end: number): SampleSpan | undefined {
+    const { startThreshold, endThreshold, endSilence, maxLength, padding } = this.options;
+    if (!this.speaking) {
+      if (probability < startThreshold) return undefined;
+      this.speaking = true;
+      this.start = Math.max(this.previousEnd, start - padding);
+      this.lastSpeech = end;
+      return undefined;
+    }
+    if (probability >= endThreshold) this.lastSpeech = end;
+    else if (end - this.lastSpeech >= endSilence) return this.close(end);
+    if (end - this.start >= maxLength) {
+      const span = this.emit(this.start, end);
+      this.start = end;
+      return span;
+    }
+    return undefined;
+  }
+
+  /** Ends the stream at sample `end`, closing an open segment. */
+  finish(end: number): SampleSpan | undefined {
+    return this.speaking ? this.close(end) : undefined;
+  }
+
+  private close(end: number): SampleSpan | undefined {
+    this.speaking = false;
+    if (this.lastSpeech - this.start < this.options.minSpeech) return undefined;
+    return this.emit(this.start, Math.min(end, this.lastSpeech + this.options.padding));
+  }
+
+  private emit(start: number, end: number): SampleSpan {
+    this.previousEnd = end;
+    return { start, end };
+  }
+}

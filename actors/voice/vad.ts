@@ -1,0 +1,29 @@
+// Silero VAD v6, streamed: each step sees 512 new samples (32 ms) after the previous step's
+// last 64, and carries the recurrent state forward.
+import { MODEL_FILES } from '../models/files.ts';
+import { loadModel, ort } from '../models/onnx.ts';
+
+export const VAD_STEP = 512;
+const CONTEXT = 64;
+
+export class VoiceActivityDetector {
+  private readonly input = new Float32Array(CONTEXT + VAD_STEP);
+  private readonly inputTensor = new ort.Tensor('float32', this.input, [1, CONTEXT + VAD_STEP]);
+  private readonly rate = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
+  private state: ort.Tensor = new ort.Tensor('float32', new Float32Array(2 * 128), [2, 1, 128]);
+
+  private constructor(private readonly session: ort.InferenceSession) {}
+
+  static async create(): Promise<VoiceActivityDetector> {
+    return new VoiceActivityDetector(await loadModel(MODEL_FILES.voiceActivity));
+  }
+
+  /** Speech probability of the next 512 samples. */
+  async step(samples: Float32Array): Promise<number> {
+    this.input.copyWithin(0, VAD_STEP);
+    this.input.set(samples, CONTEXT);
+    const result = await this.session.run({ input: this.inputTensor, state: this.state, sr: this.rate });
+    this.state = result.stateN as ort.Tensor;
+    return (result.output!.data as Float32Array)[0]!;
+  }
+}

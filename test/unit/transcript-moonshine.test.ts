@@ -1,0 +1,48 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { jfkPcm, pcmToFloat } from './voice-media.ts';
+
+const JFK = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
+
+const words = (text: string) => text.toLowerCase().replace(/[^a-z0-9' ]+/g, ' ').split(/\s+/).filter(Boolean);
+
+/** Word error rate: word-level edit distance over the number of reference words. */
+function wordErrorRate(reference: string, hypothesis: string): number {
+  const ref = words(reference);
+  const hyp = words(hypothesis);
+  let previous = Array.from({ length: hyp.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= ref.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= hyp.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[hyp.length]! / ref.length;
+}
+
+test('word error rate counts substitutions, insertions and deletions', () => {
+  assert.is(wordErrorRate('ask not what', 'Ask not, what'), 0);
+  assert.is(wordErrorRate('ask not what', 'ask what'), 1 / 3);
+  assert.is(wordErrorRate('ask not what', 'ask not not what you'), 2 / 3);
+});
+
+test('the JFK sample is transcribed with under 10% word errors, faster than real time', async () => {
+  const samples = pcmToFloat(await jfkPcm());
+  const stt = await SpeechToText.load();
+  const started = performance.now();
+  const text = await stt.transcribe(samples);
+  const seconds = (performance.now() - started) / 1000;
+  assert.ok(wordErrorRate(JFK, text) < 0.1, `got "${text}"`);
+  assert.is(text, text.trim());
+  assert.ok(seconds < samples.length / 16000, `took ${seconds} s`);
+});
+
+test('silence and too-short input give no text', async () => {
+  const stt = await SpeechToText.load();
+  assert.is(await stt.transcribe(new Float32Array(2 * 16000)), '');
+  assert.is(await stt.transcribe(new Float32Array(100)), '');
+});
+
+test.run();

@@ -1,0 +1,53 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { SpeechSegment } from '../../bus/contracts/rows.ts';
+import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
+import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { TranscriptQueue } from '../../actors/transcript/queue.ts';
+import { jfkPcm, pcmToFloat } from './voice-media.ts';
+
+const SESSION = '0123456789abcdef01234567';
+
+/** JFK's phrases, cut at his pauses (seconds in the recording). */
+async function phrases(): Promise<SpeechAudio[]> {
+  const samples = pcmToFloat(await jfkPcm());
+  const cuts: Array<[number, number]> = [[0.2, 2.3], [3.1, 4.4], [5.3, 7.9], [8.0, 11.0]];
+  return cuts.map(([start, end]) => ({ start: 60 + start, end: 60 + end, samples: samples.slice(start * 16000, end * 16000) }));
+}
+
+function collect(limit: number, stt: SpeechToText) {
+  const rows: SpeechSegment[] = [];
+  const drops: number[] = [];
+  const queue = new TranscriptQueue({ session: SESSION, limit, stt, onRow: (row) => rows.push(row), onDropped: (total) => drops.push(total) });
+  return { queue, rows, drops };
+}
+
+test('over the limit the oldest waiting segment is dropped and counted', async () => {
+  const stt = await SpeechToText.load();
+  const [first, second, third, fourth] = await phrases();
+  const { queue, rows, drops } = collect(1, stt);
+  // The first starts at once; the others wait, one at a time, so the second and third are dropped.
+  for (const segment of [first!, second!, third!, fourth!]) queue.push(segment);
+  await queue.close();
+  assert.equal(drops, [1, 2]);
+  assert.equal(rows.map((row) => [row.start, row.end]), [[60.2, 62.3], [68, 71]]);
+  assert.match(rows[0]!.text, /fellow.Americans/i);
+  assert.match(rows[1]!.text, /what you can do for your country/i);
+  for (const row of rows) assert.ok(row.session === SESSION && row.neutral > 0 && row.compound >= -1 && row.compound <= 1);
+});
+
+test('close transcribes everything waiting; silence gives no row', async () => {
+  const stt = await SpeechToText.load();
+  const [first, , third] = await phrases();
+  const { queue, rows, drops } = collect(8, stt);
+  queue.push(first!);
+  queue.push({ start: 63, end: 65, samples: new Float32Array(2 * 16000) });
+  queue.push(third!);
+  await queue.close();
+  assert.equal(drops, []);
+  assert.is(rows.length, 2);
+  assert.match(rows[1]!.text, /country/i);
+  assert.throws(() => queue.push(first!), /closed/);
+});
+
+test.run();

@@ -1,0 +1,33 @@
+// Test speech from config.mediaDir, read without any audio library.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { config } from '../../bus/config.ts';
+
+/** The PCM bytes of a 16 kHz mono s16le WAV file (the `data` chunk, wherever it sits). */
+export function wavPcm(wav: Buffer): Buffer {
+  if (wav.toString('latin1', 0, 4) !== 'RIFF' || wav.toString('latin1', 8, 12) !== 'WAVE') throw new Error('not a RIFF WAVE file');
+  let format: { channels: number; rate: number; bits: number } | undefined;
+  for (let at = 12; at + 8 <= wav.length; ) {
+    const id = wav.toString('latin1', at, at + 4);
+    const size = wav.readUInt32LE(at + 4);
+    const body = at + 8;
+    if (id === 'fmt ') format = { channels: wav.readUInt16LE(body + 2), rate: wav.readUInt32LE(body + 4), bits: wav.readUInt16LE(body + 14) };
+    if (id === 'data') {
+      if (format?.channels !== 1 || format.rate !== 16000 || format.bits !== 16) throw new Error(`expected 16 kHz mono s16, got ${JSON.stringify(format)}`);
+      return wav.subarray(body, body + size);
+    }
+    at = body + size + (size & 1); // chunks are word-aligned
+  }
+  throw new Error('no data chunk');
+}
+
+/** JFK's "ask not" sentence: 11 s of 16 kHz mono s16le. */
+export async function jfkPcm(): Promise<Buffer> {
+  return wavPcm(await readFile(join(config.mediaDir, 'speech', 'jfk.wav')));
+}
+
+export function pcmToFloat(pcm: Buffer): Float32Array {
+  const samples = new Float32Array(pcm.length >> 1);
+  for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(2 * i) / 32768;
+  return samples;
+}
