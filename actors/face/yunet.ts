@@ -1,0 +1,115 @@
+// YuNet face detection: frame -> network input, network output -> faces.
+// The model takes any size that is a multiple of 32, so frames are padded, never scaled, and
+// the decoded boxes are already in frame pixels.
+import { loadModel, ort } from '../models/onnx.ts';
+import { MODEL_FILES } from '../models/files.ts';
+import type { Box } from './box.ts';
+import { nms } from './nms.ts';
+
+export interface Face extends Box {
+  score: number;
+  /** Right eye, left eye, nose tip, right and left mouth corners, as [x, y] in frame pixels. */
+  landmarks: [number, number][];
+}
+
+export const SCORE_THRESHOLD = 0.6;
+export const NMS_IOU = 0.3;
+export const STRIDES = [8, 16, 32] as const;
+
+const ALIGN = 32;
+
+export function paddedSize(length: number): number {
+  return Math.ceil(length / ALIGN) * ALIGN;
+}
+
+/** Writes an RGB24 frame as planar BGR float32 (raw 0..255), zero-padded to padW x padH. */
+export function toYunetInput(rgb: Uint8Array, width: number, height: number, out: Float32Array, padW: number, padH: number): void {
+  const plane = padW * padH;
+  for (let y = 0; y < padH; y++) {
+    const row = y * padW;
+    if (y >= height) {
+      out.fill(0, row, row + padW);
+      out.fill(0, plane + row, plane + row + padW);
+      out.fill(0, 2 * plane + row, 2 * plane + row + padW);
+      continue;
+    }
+    let src = y * width * 3;
+    for (let x = 0; x < width; x++, src += 3) {
+      out[row + x] = rgb[src + 2]!;
+      out[plane + row + x] = rgb[src + 1]!;
+      out[2 * plane + row + x] = rgb[src]!;
+    }
+    out.fill(0, row + width, row + padW);
+    out.fill(0, plane + row + width, plane + row + padW);
+    out.fill(0, 2 * plane + row + width, 2 * plane + row + padW);
+  }
+}
+
+/** The twelve output tensors of one image, by output name (`cls_8`, `obj_8`, `bbox_8`, `kps_8`, ...). */
+export type YunetOutputs = Readonly<Record<string, Float32Array>>;
+
+/** Turns raw outputs for an input of padW x padH into faces above the threshold, after NMS. */
+export function decodeYunet(outputs: YunetOutputs, padW: number, padH: number, scoreThreshold = SCORE_THRESHOLD): Face[] {
+  // sqrt(cls * obj) >= t  <=>  cls * obj >= t^2: the square root is only taken for survivors.
+  const minProduct = scoreThreshold * scoreThreshold;
+  const candidates: Face[] = [];
+  for (const stride of STRIDES) {
+    const cls = output(outputs, `cls_${stride}`);
+    const obj = output(outputs, `obj_${stride}`);
+    const bbox = output(outputs, `bbox_${stride}`);
+    const kps = output(outputs, `kps_${stride}`);
+    const cols = padW / stride;
+    const rows = padH / stride;
+    for (let row = 0; row < rows; row++) {
+      for (let col = 0; col < cols; col++) {
+        const i = row * cols + col;
+        const product = clamp01(cls[i]!) * clamp01(obj[i]!);
+        if (product < minProduct) continue;
+        const cx = (col + bbox[i * 4]!) * stride;
+        const cy = (row + bbox[i * 4 + 1]!) * stride;
+        const w = Math.exp(bbox[i * 4 + 2]!) * stride;
+        const h = Math.exp(bbox[i * 4 + 3]!) * stride;
+        const landmarks: [number, number][] = [];
+        for (let k = 0; k < 5; k++) {
+          landmarks.push([(kps[i * 10 + 2 * k]! + col) * stride, (kps[i * 10 + 2 * k + 1]! + row) * stride]);
+        }
+        candidates.push({ x: cx - w / 2, y: cy - h / 2, width: w, height: h, score: Math.sqrt(product), landmarks });
+      }
+    }
+  }
+  return nms(candidates, NMS_IOU);
+}
+
+function output(outputs: YunetOutputs, name: string): Float32Array {
+  const data = outputs[name];
+  if (!data) throw new Error(`YuNet output ${name} missing`);
+  return data;
+}
+
+function clamp01(v: number): number {
+  return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+// Input buffers are reused across frames; a buffer is lent to one inference at a time, so
+// concurrent callers (several sessions on one host) never share one while the model reads it.
+const spareInputs: Float32Array[] = [];
+
+export async function detectFaces(rgb: Uint8Array, width: number, height: number): Promise<Face[]> {
+  if (rgb.length < width * height * 3) throw new Error(`frame of ${rgb.length} bytes is smaller than ${width}x${height} RGB`);
+  const model = await loadModel(MODEL_FILES.faceDetector);
+  const padW = paddedSize(width);
+  const padH = paddedSize(height);
+  const size = 3 * padW * padH;
+  let buffer = spareInputs.pop();
+  if (!buffer || buffer.length < size) buffer = new Float32Array(size);
+  try {
+    const input = buffer.subarray(0, size);
+    toYunetInput(rgb, width, height, input, padW, padH);
+    const results = await model.run({ input: new ort.Tensor('float32', input, [1, 3, padH, padW]) });
+    const outputs: Record<string, Float32Array> = {};
+    for (const [name, tensor] of Object.entries(results)) outputs[name] = tensor.data as Float32Array;
+    return decodeYunet(outputs, padW, padH);
+  } finally {
+    spareInputs.push(buffer);
+  }
+}

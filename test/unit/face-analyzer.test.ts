@@ -1,0 +1,70 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Value } from '@sinclair/typebox/value';
+import { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
+import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
+import { EMOTION_OF_CLASS } from '../../actors/face/emotions.ts';
+import { EXPRESSION_PHOTOS, loadPhoto } from './face-photos.ts';
+
+const SESSION = '65f0c0ffee0123456789abcd';
+
+async function analyzer() {
+  const faces: FaceSecond[] = [];
+  const videos: VideoSecond[] = [];
+  const instance = await FaceAnalyzer.create({
+    session: SESSION,
+    onFaceSecond: (row) => faces.push(row),
+    onVideoSecond: (row) => videos.push(row),
+  });
+  return { instance, faces, videos };
+}
+
+test('a happy face gives exaltation rows; frames offered while busy replace each other and count as dropped', async () => {
+  const { instance, faces, videos } = await analyzer();
+  const photo = loadPhoto('happy');
+  const frame = (second: number) => ({ ...photo, second });
+  instance.offer(frame(0)); // analysed at once
+  instance.offer(frame(0)); // waits
+  instance.offer(frame(0)); // replaces the waiting one
+  await instance.flush();
+  instance.offer(frame(1));
+  await instance.flush();
+
+  assert.equal(videos, [
+    { session: SESSION, second: 0, frames: 2, faces: 1, dropped: 1 },
+    { session: SESSION, second: 1, frames: 1, faces: 1, dropped: 0 },
+  ]);
+  assert.equal(faces.map((row) => [row.second, row.frames, row.dominant]), [
+    [0, 2, 'exaltation'],
+    [1, 1, 'exaltation'],
+  ]);
+  assert.is(faces[0]!.track, faces[1]!.track, 'the same face keeps its track');
+  for (const row of faces) assert.ok(Value.Check(FaceSecond, row));
+  for (const row of videos) assert.ok(Value.Check(VideoSecond, row));
+});
+
+test('each expression photo, one per second, gives its emotion as dominant', async () => {
+  const { instance, faces } = await analyzer();
+  for (const [second, name] of EXPRESSION_PHOTOS.entries()) {
+    instance.offer({ ...loadPhoto(name), second });
+    await instance.flush();
+  }
+  assert.equal(
+    faces.map((row) => row.dominant),
+    EXPRESSION_PHOTOS.map((name) => EMOTION_OF_CLASS[name]),
+  );
+});
+
+test('a failed analysis surfaces on flush and on the next offer', async () => {
+  const { instance } = await analyzer();
+  instance.offer({ rgb: new Uint8Array(10), width: 64, height: 64, second: 0 });
+  try {
+    await instance.flush();
+    assert.unreachable('flush should reject');
+  } catch (error) {
+    assert.match(String(error), /smaller than 64x64/);
+  }
+  assert.throws(() => instance.offer({ rgb: new Uint8Array(64 * 64 * 3), width: 64, height: 64, second: 1 }));
+});
+
+test.run();
