@@ -1,0 +1,82 @@
+// Timelines and totals read back per session (spec 4.6-4.9), and the transcript list.
+import { Type, type Static } from '@sinclair/typebox';
+import { Caller, Page, Session } from './session.ts';
+import { EMOTION_KEYS } from './rows.ts';
+
+export const TimelineQuery = Type.Object(
+  {
+    granularity: Type.Integer({ minimum: 5, maximum: 3600, default: 60 }),
+    start: Type.Number({ minimum: 0, default: 0 }),
+    end: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    expand: Type.Optional(Type.Literal('session')),
+  },
+  { additionalProperties: false },
+);
+export type TimelineQuery = Static<typeof TimelineQuery>;
+
+export const ResultRequest = Type.Object({ caller: Caller, session: Type.String(), query: TimelineQuery });
+export type ResultRequest = Static<typeof ResultRequest>;
+
+const SessionField = Type.Union([Type.String(), Session]);
+const Decimal = Type.Number();
+
+export const TotalsQuery = Type.Object(
+  { expand: Type.Optional(Type.Literal('session')) },
+  { additionalProperties: false },
+);
+export const TotalsRequest = Type.Object({ caller: Caller, session: Type.String(), query: TotalsQuery });
+export type TotalsRequest = Static<typeof TotalsRequest>;
+export const EmotionTotals = Type.Object({
+  session: SessionField,
+  emotions: Type.Record(Type.String(), Type.Integer()),
+});
+export type EmotionTotals = Static<typeof EmotionTotals>;
+
+export const EmotionStats = Type.Object({ people: Type.Integer(), quantity: Decimal, intensity: Decimal });
+export const EmotionsEntry = Type.Object({
+  start: Type.Number(),
+  end: Type.Number(),
+  detectedFaces: Type.Integer(),
+  emotions: Type.Object(Object.fromEntries(EMOTION_KEYS.map((key) => [key, EmotionStats]))),
+});
+export type EmotionsEntry = Static<typeof EmotionsEntry>;
+
+export const AudioFeaturesEntry = Type.Object({
+  start: Type.Number(),
+  end: Type.Number(),
+  frequency: Decimal,
+  intensity: Decimal,
+});
+export type AudioFeaturesEntry = Static<typeof AudioFeaturesEntry>;
+
+export const SentimentEntry = Type.Object({
+  start: Type.Number(),
+  end: Type.Number(),
+  segments: Type.Integer(),
+  sentiments: Type.Object({ positive: Decimal, neutral: Decimal, negative: Decimal }),
+});
+export type SentimentEntry = Static<typeof SentimentEntry>;
+
+export const timelineOf = <T extends ReturnType<typeof Type.Object>>(entry: T) =>
+  Type.Object({ session: SessionField, timeline: Type.Array(entry) });
+
+export const TranscriptionQuery = Type.Object(
+  {
+    start: Type.Number({ minimum: 0, default: 0 }),
+    end: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+    offset: Type.Integer({ minimum: 0, default: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type TranscriptionQuery = Static<typeof TranscriptionQuery>;
+export const TranscriptionRequest = Type.Object({ caller: Caller, session: Type.String(), query: TranscriptionQuery });
+export type TranscriptionRequest = Static<typeof TranscriptionRequest>;
+export const TranscriptSegment = Type.Object({
+  start: Type.Number(),
+  end: Type.Number(),
+  text: Type.String(),
+  sentiments: Type.Object({ positive: Decimal, neutral: Decimal, negative: Decimal, compound: Decimal }),
+});
+export const TranscriptionPage = Page(TranscriptSegment);
+export type TranscriptionPage = Static<typeof TranscriptionPage>;

@@ -1,0 +1,83 @@
+// Result rows: what the analysis actors publish, what the storage writer inserts, and what
+// live subscribers receive. `second` is whole seconds since the session's `timestamp`.
+import { Type, type Static } from '@sinclair/typebox';
+
+export const EMOTION_KEYS = [
+  'focus', // neutral
+  'exaltation', // happy
+  'lowEnergy', // sad
+  'seriousness', // angry
+  'overwhelming', // fearful
+  'aversion', // disgusted
+  'impact', // surprised
+] as const;
+export type EmotionKey = (typeof EMOTION_KEYS)[number];
+
+const Session = Type.String({ pattern: '^[0-9a-f]{24}$' });
+const Second = Type.Integer({ minimum: 0 });
+const Probability = Type.Number({ minimum: 0, maximum: 1 });
+
+/** One second of audio. */
+export const AudioSecond = Type.Object({
+  session: Session,
+  second: Second,
+  /** Mean fundamental frequency in Hz over the voiced frames of the second; 0 when none was voiced. */
+  frequency: Type.Number({ minimum: 0 }),
+  /** Level in dBFS (power mean over the second); 0 is full scale. */
+  intensity: Type.Number({ maximum: 0 }),
+  /** Share of pitch frames in the second that were voiced. */
+  voiced: Probability,
+  /** Share of VAD steps in the second judged as speech. */
+  speech: Probability,
+});
+export type AudioSecond = Static<typeof AudioSecond>;
+
+/** One face track during one second: mean probabilities of its frames in that second. */
+export const FaceSecond = Type.Object({
+  session: Session,
+  second: Second,
+  track: Type.Integer({ minimum: 0 }),
+  /** Probabilities in EMOTION_KEYS order. */
+  probabilities: Type.Array(Probability, { minItems: 7, maxItems: 7 }),
+  dominant: Type.Union(EMOTION_KEYS.map((key) => Type.Literal(key))),
+  frames: Type.Integer({ minimum: 1 }),
+});
+export type FaceSecond = Static<typeof FaceSecond>;
+
+/** One second in which video was analysed, with or without faces. */
+export const VideoSecond = Type.Object({
+  session: Session,
+  second: Second,
+  frames: Type.Integer({ minimum: 1 }),
+  /** Most faces seen in one frame of that second. */
+  faces: Type.Integer({ minimum: 0 }),
+  /** Frames the face actor dropped in that second because it was behind. */
+  dropped: Type.Integer({ minimum: 0 }),
+});
+export type VideoSecond = Static<typeof VideoSecond>;
+
+/** One transcribed speech segment with its VADER scores. */
+export const SpeechSegment = Type.Object({
+  session: Session,
+  /** Seconds from session start, with millisecond precision. */
+  start: Type.Number({ minimum: 0 }),
+  end: Type.Number({ minimum: 0 }),
+  text: Type.String({ minLength: 1 }),
+  positive: Probability,
+  neutral: Probability,
+  negative: Probability,
+  compound: Type.Number({ minimum: -1, maximum: 1 }),
+});
+export type SpeechSegment = Static<typeof SpeechSegment>;
+
+/** A client's sensor event (spec section 6). */
+export const CustomEvent = Type.Object({
+  id: Type.String(),
+  session: Session,
+  source: Type.String(),
+  user: Type.String(),
+  type: Type.Literal('sensor_report'),
+  time: Type.Number({ minimum: 0 }),
+  data: Type.Union([Type.String(), Type.Number()]),
+});
+export type CustomEvent = Static<typeof CustomEvent>;

@@ -1,0 +1,17 @@
+// Session ids: 24 lowercase hex characters, time-ordered like MongoDB ObjectIds: 8 hex digits
+// of creation seconds, then 16 random ones. The creation day can be read back from the id.
+import { randomBytes } from 'node:crypto';
+
+export const SESSION_ID = /^[0-9a-f]{24}$/;
+
+export function newSessionId(now: number = Date.now()): string {
+  const seconds = Math.floor(now / 1000).toString(16).padStart(8, '0');
+  return seconds + randomBytes(8).toString('hex');
+}
+
+/** The UTC day (YYYY-MM-DD) the session was created on: the partition key of its rows. */
+export function sessionDay(id: string): string {
+  return new Date(parseInt(id.slice(0, 8), 16) * 1000).toISOString().slice(0, 10);
+}
+
+export const newId = (bytes = 12) => randomBytes(bytes).toString('hex');

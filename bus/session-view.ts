@@ -1,0 +1,42 @@
+// From the session record the hosts keep to the session object clients see (spec 2.1).
+import { SESSION_SCHEMA_VERSION, type Session, type SessionRecord } from './contracts/session.ts';
+import { parseStreamUri } from './stream-uri.ts';
+
+/** The record without anything secret (stream credentials) or internal (owner): safe to index. */
+export type PublicRecord = Omit<SessionRecord, 'streamUri' | 'owner'> & { streamName: string };
+
+export function publicRecord(record: SessionRecord): PublicRecord {
+  const { streamUri, owner: _owner, ...rest } = record;
+  return { ...rest, streamName: parseStreamUri(streamUri).display };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function presentSession(record: PublicRecord, now: number = Date.now()): Session {
+  const protocol = record.streamName.slice(0, record.streamName.indexOf(':')) as 'rtmp' | 'rtmps' | 'rtsp';
+  const end = record.finishedAt ?? now;
+  return {
+    _id: record.id,
+    name: record.name,
+    type: record.type,
+    state: record.state,
+    timestamp: iso(record.createdAt),
+    duration: Math.max(0, Math.round((end - record.createdAt) / 10) / 100),
+    config: { removeMedia: true },
+    sources: [
+      { id: 'stream', name: record.streamName, type: 'stream', device: protocol },
+      ...record.sensors,
+    ],
+    meta: {
+      expires: iso(record.expiresAt),
+      healthCheck: iso(record.healthCheckAt),
+      workerState: record.workerState,
+      ...(record.stopReason ? { stopReason: record.stopReason } : {}),
+      ...(record.failure ? { failure: record.failure } : {}),
+      mediaSeconds: Math.round(record.mediaSeconds * 100) / 100,
+    },
+    product: record.product,
+    user: record.user,
+    version: SESSION_SCHEMA_VERSION,
+  };
+}

@@ -1,0 +1,25 @@
+// Subjects are the API between processes. Every subject of the system is named here.
+const root = 'emo';
+
+export const subjects = {
+  /** Session creation: only actor hosts with a free slot listen (queue group `hosts`). */
+  create: `${root}.sessions.create`,
+  /** Every other API call: `emo.api.<operation>`, served by any host (queue group `api`). */
+  api: (operation: string) => `${root}.api.${operation}`,
+  apiWildcard: `${root}.api.>`,
+  /** Result rows, captured by the ROWS stream and delivered live to core subscribers. */
+  row: (session: string, kind: RowKind) => `${root}.rows.${session}.${kind}`,
+  rowsOfSession: (session: string) => `${root}.rows.${session}.>`,
+  rowsAll: `${root}.rows.>`,
+  /** Worker state changes, live only (the KV holds the truth). */
+  workerState: (session: string) => `${root}.live.${session}.worker_state`,
+  workerStateAll: `${root}.live.*.worker_state`,
+} as const;
+
+export const ROW_KINDS = ['audio', 'face', 'video', 'speech', 'event', 'session'] as const;
+export type RowKind = (typeof ROW_KINDS)[number];
+
+export const queues = { hosts: 'hosts', api: 'api' } as const;
+export const streams = { rows: 'ROWS' } as const;
+export const consumers = { writer: 'storage-writer' } as const;
+export const buckets = { sessions: 'sessions' } as const;

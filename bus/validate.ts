@@ -1,0 +1,91 @@
+// Turns untrusted input into a typed value, or a 400 that names every offending field.
+import type { Static, TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
+import { badRequest, type ErrorDetail } from './errors.ts';
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
+
+function checker<T extends TSchema>(schema: T): TypeCheck<T> {
+  let check = compiled.get(schema);
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    compiled.set(schema, check);
+  }
+  return check as TypeCheck<T>;
+}
+
+export type Location = 'body' | 'query';
+
+/**
+ * Defaults are filled in first; with `convert` (query strings) numeric text becomes numbers.
+ * The input is never mutated, so a rejected request leaves no trace.
+ */
+export function parse<T extends TSchema>(
+  schema: T,
+  input: unknown,
+  location: Location,
+  options: { convert?: boolean } = {},
+): Static<T> {
+  let value = Value.Default(schema, structuredClone(input ?? {}));
+  if (options.convert) value = Value.Convert(schema, value);
+  const check = checker(schema);
+  if (check.Check(value)) return value as Static<T>;
+  const details = describe(check, value, location);
+  throw badRequest(
+    location === 'body' ? 'invalid_body' : 'invalid_query',
+    details.map((d) => `${d.field}: ${d.message}`).join('; '),
+    details,
+  );
+}
+
+/** Like parse, for messages between processes: a failure is the sender's bug, reported as 400. */
+export const accept = <T extends TSchema>(schema: T, input: unknown): Static<T> => parse(schema, input, 'body');
+
+function describe(check: TypeCheck<TSchema>, value: unknown, location: Location): ErrorDetail[] {
+  const seen = new Set<string>();
+  const details: ErrorDetail[] = [];
+  for (const error of check.Errors(value)) {
+    const field = fieldName(location, error.path);
+    // A union reports once per branch; the first message per field is the clearest.
+    if (seen.has(field)) continue;
+    seen.add(field);
+    details.push({ field, message: explain(error.schema, error.message) });
+    if (details.length >= 20) break;
+  }
+  return details;
+}
+
+function fieldName(location: Location, path: string): string {
+  const parts = path.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return [location, ...parts].join('.');
+}
+
+function explain(schema: TSchema, fallback: string): string {
+  if (fallback === 'Unexpected property') return 'is not an accepted field';
+  if (fallback.startsWith('Expected required property')) return 'is required';
+  const s = schema as Record<string, unknown>;
+  const range = [
+    s.minimum !== undefined ? `>= ${s.minimum}` : undefined,
+    s.exclusiveMinimum !== undefined ? `> ${s.exclusiveMinimum}` : undefined,
+    s.maximum !== undefined ? `<= ${s.maximum}` : undefined,
+  ].filter(Boolean);
+  if (s.type === 'integer') return `must be an integer${range.length ? ` ${range.join(' and ')}` : ''}`;
+  if (s.type === 'number') return `must be a finite number${range.length ? ` ${range.join(' and ')}` : ''}`;
+  if (s.type === 'string') {
+    if (typeof s.description === 'string') return `must be ${s.description}`;
+    if (s.maxLength !== undefined && s.minLength !== undefined) {
+      return `must be a string of ${s.minLength} to ${s.maxLength} characters`;
+    }
+    if (s.maxLength !== undefined) return `must be a string of at most ${s.maxLength} characters`;
+    return 'must be a string';
+  }
+  if (Array.isArray(s.anyOf)) {
+    const constants = (s.anyOf as Record<string, unknown>[]).map((b) => b.const).filter((c) => c !== undefined);
+    if (constants.length) return `must be one of ${constants.join(', ')}`;
+  }
+  if (s.const !== undefined) return `must be ${String(s.const)}`;
+  if (s.type === 'array') return `must be an array of ${s.minItems ?? 0} to ${s.maxItems ?? 'any number of'} items`;
+  if (s.type === 'object') return 'must be an object';
+  return fallback;
+}

@@ -1,0 +1,22 @@
+// The ClickHouse client: one per process, JSON in and out, no compression (loopback and LAN).
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { config } from '../bus/config.ts';
+
+export type { ClickHouseClient };
+
+export function connectClickHouse(database: string | undefined = config.clickhouseDatabase): ClickHouseClient {
+  return createClient({
+    url: config.clickhouseUrl,
+    username: config.clickhouseUser,
+    password: config.clickhousePassword,
+    database,
+    compression: { request: false, response: false },
+    request_timeout: 30_000,
+    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+  });
+}
+
+export async function queryRows<T>(client: ClickHouseClient, query: string): Promise<T[]> {
+  const result = await client.query({ query, format: 'JSONEachRow' });
+  return result.json<T>();
+}

@@ -1,0 +1,56 @@
+// The durable buffer between the analysis actors and ClickHouse: a JetStream work-queue stream
+// holding every result row until the storage writer has inserted it and acknowledged it.
+import {
+  AckPolicy,
+  DeliverPolicy,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { consumers, streams, subjects } from '../bus/subjects.ts';
+
+export const ROWS_STREAM_LIMITS = {
+  maxBytes: 2 * 1024 ** 3,
+  maxAgeSeconds: 7 * 24 * 3600,
+  duplicateWindowSeconds: 120,
+};
+
+export async function ensureRowsStream(jsm: JetStreamManager): Promise<void> {
+  const stream = {
+    name: streams.rows,
+    subjects: [subjects.rowsAll],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    max_bytes: ROWS_STREAM_LIMITS.maxBytes,
+    max_age: nanos(ROWS_STREAM_LIMITS.maxAgeSeconds * 1000),
+    duplicate_window: nanos(ROWS_STREAM_LIMITS.duplicateWindowSeconds * 1000),
+  };
+  try {
+    await jsm.streams.info(streams.rows);
+  } catch {
+    await jsm.streams.add(stream).catch(async (error) => {
+      // Another host created it first.
+      await jsm.streams.info(streams.rows).catch(() => {
+        throw error;
+      });
+    });
+  }
+  const consumer = {
+    durable_name: consumers.writer,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(60_000),
+    max_ack_pending: 200_000,
+    max_waiting: 512,
+  };
+  try {
+    await jsm.consumers.info(streams.rows, consumers.writer);
+  } catch {
+    await jsm.consumers.add(streams.rows, consumer).catch(async (error) => {
+      await jsm.consumers.info(streams.rows, consumers.writer).catch(() => {
+        throw error;
+      });
+    });
+  }
+}

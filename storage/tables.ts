@@ -1,0 +1,69 @@
+// How each kind of result row is stored: its table and its columns.
+import { EMOTION_KEYS, type AudioSecond, type CustomEvent, type FaceSecond, type SpeechSegment, type VideoSecond } from '../bus/contracts/rows.ts';
+import { sessionDay } from '../bus/ids.ts';
+import type { RowKind } from '../bus/subjects.ts';
+import type { SessionIndexRow } from './sessions-index.ts';
+
+type Columns = Record<string, string | number | null>;
+
+const toColumns: { [K in RowKind]: { table: string; columns(row: never): Columns } } = {
+  audio: {
+    table: 'audio_seconds',
+    columns: (row: AudioSecond) => ({ ...row, day: sessionDay(row.session) }),
+  },
+  video: {
+    table: 'video_seconds',
+    columns: (row: VideoSecond) => ({ ...row, day: sessionDay(row.session) }),
+  },
+  face: {
+    table: 'face_seconds',
+    columns: (row: FaceSecond) => ({
+      session: row.session,
+      second: row.second,
+      track: row.track,
+      ...Object.fromEntries(EMOTION_KEYS.map((key, i) => [key, row.probabilities[i] ?? 0])),
+      dominant: row.dominant,
+      frames: row.frames,
+      day: sessionDay(row.session),
+    }),
+  },
+  speech: {
+    table: 'speech_segments',
+    columns: (row: SpeechSegment) => ({
+      session: row.session,
+      start_ms: Math.round(row.start * 1000),
+      end_ms: Math.round(row.end * 1000),
+      text: row.text,
+      positive: row.positive,
+      neutral: row.neutral,
+      negative: row.negative,
+      compound: row.compound,
+      day: sessionDay(row.session),
+    }),
+  },
+  event: {
+    table: 'custom_events',
+    columns: (row: CustomEvent) => ({
+      session: row.session,
+      id: row.id,
+      source: row.source,
+      user: row.user,
+      time: row.time,
+      text: typeof row.data === 'string' ? row.data : null,
+      value: typeof row.data === 'number' ? row.data : null,
+      day: sessionDay(row.session),
+    }),
+  },
+  session: {
+    table: 'sessions',
+    columns: (row: SessionIndexRow) => ({ ...row }),
+  },
+};
+
+export function tableOf(kind: RowKind): string {
+  return toColumns[kind].table;
+}
+
+export function columnsOf(kind: RowKind, row: unknown): Columns {
+  return toColumns[kind].columns(row as never);
+}

@@ -1,0 +1,146 @@
+// Timeline queries. Each groups a session's rows into intervals [start + k*g, start + (k+1)*g)
+// in ClickHouse, the last one cut at `end`; intervals without rows are not returned.
+import type { ClickHouseClient } from '@clickhouse/client';
+import { EMOTION_KEYS, type EmotionKey } from '../bus/contracts/rows.ts';
+import type {
+  AudioFeaturesEntry,
+  EmotionsEntry,
+  SentimentEntry,
+} from '../bus/contracts/results.ts';
+import { queryRows } from './clickhouse.ts';
+import { sql } from './sql.ts';
+
+export interface Window {
+  session: string;
+  granularity: number;
+  start: number;
+  end: number;
+}
+
+/** The bounds of interval `bucket` of a window, in seconds from the session's start. */
+export function intervalOf(window: Window, bucket: number): { start: number; end: number } {
+  const start = window.start + bucket * window.granularity;
+  return { start: round(start), end: round(Math.min(start + window.granularity, window.end)) };
+}
+
+const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
+const finite = (value: number) => (Number.isFinite(value) ? value : 0);
+
+function bucketExpression(column: string, window: Window): string {
+  return `floor((${column} - ${sql`${window.start}`}) / ${sql`${window.granularity}`})`;
+}
+
+function secondsFilter(window: Window): string {
+  return sql`session = ${window.session} AND second >= ${window.start} AND second < ${window.end}`;
+}
+
+export async function audioFeatures(client: ClickHouseClient, window: Window): Promise<AudioFeaturesEntry[]> {
+  const rows = await queryRows<{ bucket: number; frequency: number; intensity: number }>(
+    client,
+    `SELECT ${bucketExpression('second', window)} AS bucket,
+       if(countIf(frequency > 0) = 0, 0, avgIf(frequency, frequency > 0)) AS frequency,
+       10 * log10(avg(pow(10, intensity / 10))) AS intensity
+     FROM audio_seconds FINAL
+     WHERE ${secondsFilter(window)}
+     GROUP BY bucket
+     ORDER BY bucket`,
+  );
+  return rows.map((row) => ({
+    ...intervalOf(window, Number(row.bucket)),
+    frequency: round(finite(row.frequency), 2),
+    intensity: round(finite(row.intensity), 2),
+  }));
+}
+
+type EmotionAggregates = { bucket: number; faces: number; faceSeconds: number } & Record<
+  `${EmotionKey}_${'people' | 'count' | 'intensity'}`,
+  number
+>;
+
+export async function emotionsTimeline(client: ClickHouseClient, window: Window): Promise<EmotionsEntry[]> {
+  const perEmotion = EMOTION_KEYS.map((key) => {
+    const dominated = sql`dominant = ${key}`;
+    return `uniqExactIf(track, ${dominated}) AS ${key}_people,
+       countIf(${dominated}) AS ${key}_count,
+       if(countIf(${dominated}) = 0, 0, avgIf(${key}, ${dominated})) AS ${key}_intensity`;
+  }).join(',\n       ');
+  const [faces, analysed] = await Promise.all([
+    queryRows<EmotionAggregates>(
+      client,
+      `SELECT ${bucketExpression('second', window)} AS bucket,
+         uniqExact(track) AS faces,
+         count() AS faceSeconds,
+         ${perEmotion}
+       FROM face_seconds FINAL
+       WHERE ${secondsFilter(window)}
+       GROUP BY bucket`,
+    ),
+    queryRows<{ bucket: number }>(
+      client,
+      `SELECT DISTINCT ${bucketExpression('second', window)} AS bucket
+       FROM video_seconds FINAL
+       WHERE ${secondsFilter(window)}`,
+    ),
+  ]);
+  const byBucket = new Map(faces.map((row) => [Number(row.bucket), row]));
+  const buckets = new Set([...analysed.map((row) => Number(row.bucket)), ...byBucket.keys()]);
+  return [...buckets]
+    .sort((a, b) => a - b)
+    .map((bucket) => emotionsEntry(intervalOf(window, bucket), byBucket.get(bucket)));
+}
+
+/** The entry of one interval, exactly as the metric definitions say; no row means no face. */
+export function emotionsEntry(
+  interval: { start: number; end: number },
+  row: EmotionAggregates | undefined,
+): EmotionsEntry {
+  const faceSeconds = row ? Number(row.faceSeconds) : 0;
+  const emotions = Object.fromEntries(
+    EMOTION_KEYS.map((key) => {
+      const count = row ? Number(row[`${key}_count`]) : 0;
+      return [
+        key,
+        {
+          people: row ? Number(row[`${key}_people`]) : 0,
+          quantity: faceSeconds ? round(count / faceSeconds, 4) : 0,
+          intensity: count && row ? round(finite(Number(row[`${key}_intensity`])), 4) : 0,
+        },
+      ];
+    }),
+  ) as EmotionsEntry['emotions'];
+  return { ...interval, detectedFaces: row ? Number(row.faces) : 0, emotions };
+}
+
+export async function emotionTotals(client: ClickHouseClient, session: string): Promise<Record<EmotionKey, number>> {
+  const rows = await queryRows<{ dominant: string; seconds: number }>(
+    client,
+    sql`SELECT dominant, count() AS seconds FROM face_seconds FINAL WHERE session = ${session} GROUP BY dominant`,
+  );
+  const totals = Object.fromEntries(EMOTION_KEYS.map((key) => [key, 0])) as Record<EmotionKey, number>;
+  for (const row of rows) {
+    if (row.dominant in totals) totals[row.dominant as EmotionKey] = Number(row.seconds);
+  }
+  return totals;
+}
+
+export async function sentimentTimeline(client: ClickHouseClient, window: Window): Promise<SentimentEntry[]> {
+  const rows = await queryRows<{ bucket: number; segments: number; positive: number; neutral: number; negative: number }>(
+    client,
+    `SELECT ${bucketExpression('start_ms / 1000', window)} AS bucket,
+       count() AS segments, avg(positive) AS positive, avg(neutral) AS neutral, avg(negative) AS negative
+     FROM speech_segments FINAL
+     WHERE ${sql`session = ${window.session} AND start_ms >= ${Math.round(window.start * 1000)}
+       AND start_ms < ${Math.round(window.end * 1000)}`}
+     GROUP BY bucket
+     ORDER BY bucket`,
+  );
+  return rows.map((row) => ({
+    ...intervalOf(window, Number(row.bucket)),
+    segments: Number(row.segments),
+    sentiments: {
+      positive: round(finite(row.positive), 4),
+      neutral: round(finite(row.neutral), 4),
+      negative: round(finite(row.negative), 4),
+    },
+  }));
+}

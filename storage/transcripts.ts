@@ -1,0 +1,48 @@
+// The transcribed segments themselves, in time order, a page at a time.
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { TranscriptionPage } from '../bus/contracts/results.ts';
+import { queryRows } from './clickhouse.ts';
+import { sql } from './sql.ts';
+
+interface SegmentRow {
+  start_ms: number;
+  end_ms: number;
+  text: string;
+  positive: number;
+  neutral: number;
+  negative: number;
+  compound: number;
+}
+
+const round = (value: number) => Math.round(value * 10_000) / 10_000;
+
+export async function listTranscript(
+  client: ClickHouseClient,
+  query: { session: string; start: number; end?: number; limit: number; offset: number },
+): Promise<TranscriptionPage> {
+  const end = query.end === undefined ? '' : sql` AND start_ms < ${Math.round(query.end * 1000)}`;
+  const rows = await queryRows<SegmentRow>(
+    client,
+    sql`SELECT start_ms, end_ms, text, positive, neutral, negative, compound
+        FROM speech_segments FINAL
+        WHERE session = ${query.session} AND start_ms >= ${Math.round(query.start * 1000)}` +
+      end +
+      sql` ORDER BY start_ms LIMIT ${query.offset}, ${query.limit + 1}`,
+  );
+  return {
+    hasMore: rows.length > query.limit,
+    offset: query.offset,
+    limit: query.limit,
+    data: rows.slice(0, query.limit).map((row) => ({
+      start: Number(row.start_ms) / 1000,
+      end: Number(row.end_ms) / 1000,
+      text: row.text,
+      sentiments: {
+        positive: round(row.positive),
+        neutral: round(row.neutral),
+        negative: round(row.negative),
+        compound: round(row.compound),
+      },
+    })),
+  };
+}
