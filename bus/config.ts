@@ -57,6 +57,8 @@ export const config = {
   writerBatchRows: number('WRITER_BATCH_ROWS', 5000, 1),
   writerFlushMs: number('WRITER_FLUSH_MS', 1000, 10),
   storageWriter: flag('STORAGE_WRITER', true),
+  // The durable row buffer: how much it may hold while ClickHouse is away.
+  rowsStreamMaxBytes: number('ROWS_STREAM_MAX_BYTES', 1024 ** 3, 1024 * 1024),
 
   // actor host
   hostId: text('HOST_ID', `${hostname()}-${process.pid}`),

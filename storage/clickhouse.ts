@@ -4,12 +4,13 @@ import { config } from '../bus/config.ts';
 
 export type { ClickHouseClient };
 
-export function connectClickHouse(database: string | undefined = config.clickhouseDatabase): ClickHouseClient {
+/** `null` connects without a database: for creating it. */
+export function connectClickHouse(database: string | null = config.clickhouseDatabase): ClickHouseClient {
   return createClient({
     url: config.clickhouseUrl,
     username: config.clickhouseUser,
     password: config.clickhousePassword,
-    database,
+    database: database ?? undefined,
     compression: { request: false, response: false },
     request_timeout: 30_000,
     clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },

@@ -8,10 +8,11 @@ import {
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
+import { config } from '../bus/config.ts';
 import { consumers, streams, subjects } from '../bus/subjects.ts';
 
 export const ROWS_STREAM_LIMITS = {
-  maxBytes: 2 * 1024 ** 3,
+  maxBytes: config.rowsStreamMaxBytes,
   maxAgeSeconds: 7 * 24 * 3600,
   duplicateWindowSeconds: 120,
 };

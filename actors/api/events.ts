@@ -1,0 +1,102 @@
+// Custom sensor sources and their events. An event is acknowledged to the client only once
+// the row stream has stored it, so a 201 is never lost, even while ClickHouse is down.
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { MAX_TEXT_EVENT_LENGTH, type EventInput, type PublicEvent } from '../../bus/contracts/events.ts';
+import type { CustomEvent } from '../../bus/contracts/rows.ts';
+import type { SensorSource } from '../../bus/contracts/session.ts';
+import { badRequest, notFound, unavailable, type ErrorDetail } from '../../bus/errors.ts';
+import { newId } from '../../bus/ids.ts';
+import { serve } from '../../bus/rpc.ts';
+import { queues } from '../../bus/subjects.ts';
+import { listEvents } from '../../storage/events.ts';
+import type { RowPublisher } from '../rows.ts';
+import { UNCHANGED, type SessionStore } from '../session/store.ts';
+import { ownedSession } from './access.ts';
+
+export function serveEvents(nc: NatsConnection, store: SessionStore, clickhouse: ClickHouseClient, rows: RowPublisher) {
+  const options = { queue: queues.api };
+  return [
+    serve(nc, 'sources.register', async ({ caller, session, body }): Promise<SensorSource> => {
+      const { record } = await ownedSession(store, caller, session);
+      requireActive(record.state);
+      const source: SensorSource = {
+        id: newId(),
+        name: body.name,
+        device: 'generic_sensor',
+        type: 'generic_sensor',
+        format: body.format,
+      };
+      let duplicate = false;
+      const updated = await store.update(session, (current) => {
+        if (current.state !== 'active') return UNCHANGED;
+        duplicate = current.sensors.some((s) => s.name === body.name);
+        return duplicate ? UNCHANGED : { ...current, sensors: [...current.sensors, source] };
+      });
+      if (duplicate) {
+        throw badRequest('duplicate_source', `body.name: a source named "${body.name}" exists in this session`, [
+          { field: 'body.name', message: 'is already used by another source of this session' },
+        ]);
+      }
+      requireActive(updated?.record.state ?? 'finished');
+      return source;
+    }, options),
+
+    serve(nc, 'events.add', async ({ caller, session, source: sourceId, events }): Promise<PublicEvent[]> => {
+      const { record } = await ownedSession(store, caller, session);
+      const source = record.sensors.find((s) => s.id === sourceId);
+      if (!source) throw notFound('source');
+      requireActive(record.state);
+      checkFormat(source, events);
+      const created: CustomEvent[] = events.map((event) => ({
+        id: newId(),
+        session,
+        source: source.id,
+        user: caller.user,
+        type: 'sensor_report',
+        time: event.time,
+        data: event.data,
+      }));
+      try {
+        await rows.publishDurably(session, 'event', created, `${session}.event.${created[0]?.id}`);
+      } catch {
+        throw unavailable('events could not be stored right now; nothing was stored, retry later');
+      }
+      return created.map(({ id: _id, ...event }) => event);
+    }, options),
+
+    serve(nc, 'events.list', async ({ caller, session, query }) => {
+      await ownedSession(store, caller, session);
+      if (query.from !== undefined && query.to !== undefined && query.to <= query.from) {
+        throw badRequest('invalid_query', 'query.to: must be greater than from', [
+          { field: 'query.to', message: 'must be greater than from' },
+        ]);
+      }
+      const page = await listEvents(clickhouse, session, query);
+      return { ...page, offset: query.offset, limit: query.limit };
+    }, options),
+  ];
+}
+
+function requireActive(state: string): void {
+  if (state !== 'active') {
+    throw badRequest('session_not_active', `the session is ${state}; sources and events need an active session`);
+  }
+}
+
+/** Every event must match the source's format; one bad event rejects the request. */
+function checkFormat(source: SensorSource, events: EventInput[]): void {
+  const details: ErrorDetail[] = [];
+  events.forEach((event, index) => {
+    const field = `body[${index}].data`;
+    if (source.format === 'scalar' && (typeof event.data !== 'number' || !Number.isFinite(event.data))) {
+      details.push({ field, message: 'must be a finite number for a scalar source' });
+    }
+    if (source.format === 'text' && typeof event.data !== 'string') {
+      details.push({ field, message: `must be a string of at most ${MAX_TEXT_EVENT_LENGTH} characters for a text source` });
+    }
+  });
+  if (details.length) {
+    throw badRequest('invalid_body', details.slice(0, 5).map((d) => `${d.field}: ${d.message}`).join('; '), details);
+  }
+}

@@ -1,0 +1,60 @@
+// Result requests that any host answers: totals, timelines and the transcript of a session.
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { TimelineQuery } from '../../bus/contracts/results.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import { badRequest } from '../../bus/errors.ts';
+import { serve } from '../../bus/rpc.ts';
+import { presentSession, publicRecord } from '../../bus/session-view.ts';
+import { queues } from '../../bus/subjects.ts';
+import {
+  audioFeatures,
+  emotionTotals,
+  emotionsTimeline,
+  sentimentTimeline,
+  type Window,
+} from '../../storage/timelines.ts';
+import { listTranscript } from '../../storage/transcripts.ts';
+import type { SessionStore } from '../session/store.ts';
+import { elapsedSeconds, ownedSession } from './access.ts';
+
+export function serveResults(nc: NatsConnection, store: SessionStore, clickhouse: ClickHouseClient) {
+  const options = { queue: queues.api };
+  const sessionField = (record: SessionRecord, expand: 'session' | undefined) =>
+    expand === 'session' ? presentSession(publicRecord(record)) : record.id;
+
+  const timeline = (query: (client: ClickHouseClient, window: Window) => Promise<unknown[]>) =>
+    async (request: { caller: { user: string; product: string }; session: string; query: TimelineQuery }) => {
+      const { record } = await ownedSession(store, request.caller, request.session);
+      const window = windowOf(record, request.query);
+      const entries = window.end > window.start ? await query(clickhouse, window) : [];
+      return { session: sessionField(record, request.query.expand), timeline: entries };
+    };
+
+  return [
+    serve(nc, 'emotions.totals', async ({ caller, session, query }) => {
+      const { record } = await ownedSession(store, caller, session);
+      return { session: sessionField(record, query.expand), emotions: await emotionTotals(clickhouse, record.id) };
+    }, options),
+    serve(nc, 'emotions.timeline', timeline(emotionsTimeline), options),
+    serve(nc, 'audio.features', timeline(audioFeatures), options),
+    serve(nc, 'audio.sentiment', timeline(sentimentTimeline), options),
+    serve(nc, 'audio.transcription', async ({ caller, session, query }) => {
+      const { record } = await ownedSession(store, caller, session);
+      if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
+      return listTranscript(clickhouse, { session: record.id, ...query });
+    }, options),
+  ];
+}
+
+/** The window of a timeline request; `end` defaults to the session's duration. */
+export function windowOf(record: SessionRecord, query: TimelineQuery): Window {
+  if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
+  const end = query.end ?? Math.ceil(elapsedSeconds(record));
+  return { session: record.id, granularity: query.granularity, start: query.start, end };
+}
+
+const endBeforeStart = () =>
+  badRequest('invalid_query', 'query.end: must be greater than start', [
+    { field: 'query.end', message: 'must be greater than start' },
+  ]);

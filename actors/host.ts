@@ -1,0 +1,203 @@
+// An actor host: runs the session actors it owns, answers API requests, takes over sessions
+// whose host died, and (unless disabled) drains result rows into ClickHouse.
+import { lookup } from 'node:dns/promises';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { config } from '../bus/config.ts';
+import { connectBus } from '../bus/connection.ts';
+import type { Session, SessionRecord } from '../bus/contracts/session.ts';
+import { badRequest, overloaded } from '../bus/errors.ts';
+import { newSessionId } from '../bus/ids.ts';
+import { log as rootLog, type Logger } from '../bus/log.ts';
+import { serve } from '../bus/rpc.ts';
+import { presentSession, publicRecord } from '../bus/session-view.ts';
+import { isPrivateAddress, parseStreamUri } from '../bus/stream-uri.ts';
+import { queues } from '../bus/subjects.ts';
+import { connectClickHouse } from '../storage/clickhouse.ts';
+import { migrate } from '../storage/migrations.ts';
+import { ensureRowsStream } from '../storage/rows-stream.ts';
+import { StorageWriter } from '../storage/writer.ts';
+import { serveEvents } from './api/events.ts';
+import { serveResults } from './api/results.ts';
+import { serveSessions } from './api/sessions.ts';
+import { MODEL_FILES } from './models/files.ts';
+import { assertModels } from './models/required.ts';
+import { RowPublisher } from './rows.ts';
+import { SessionActor } from './session/actor.ts';
+import { isStale, takeOver } from './session/lifecycle.ts';
+import { SessionStore } from './session/store.ts';
+import { SpeechToText } from './transcript/moonshine.ts';
+
+export class ActorHost {
+  private readonly actors = new Map<string, SessionActor>();
+  /** Active sessions seen on the KV, for spotting the ones whose host stopped beating. */
+  private readonly active = new Map<string, SessionRecord>();
+  private readonly subscriptions: Subscription[] = [];
+  private createSubscription?: Subscription;
+  private takeoverTimer?: NodeJS.Timeout;
+  private writer?: StorageWriter;
+  private stopping = false;
+
+  private constructor(
+    readonly id: string,
+    private readonly nc: NatsConnection,
+    private readonly clickhouse: ClickHouseClient,
+    private readonly store: SessionStore,
+    private readonly rows: RowPublisher,
+    private readonly speechToText: SpeechToText,
+    private readonly log: Logger,
+  ) {}
+
+  static async start(hostId: string = config.hostId): Promise<ActorHost> {
+    const log = rootLog.child({ component: 'host' });
+    await assertModels(Object.values(MODEL_FILES));
+    const speechToText = await SpeechToText.load();
+    const nc = await connectBus(`actor-host ${hostId}`);
+    const js = jetstream(nc);
+    await ensureRowsStream(await jetstreamManager(nc));
+    const admin = connectClickHouse(null);
+    await migrate(admin, config.clickhouseDatabase);
+    await admin.close();
+    const clickhouse = connectClickHouse();
+    const rows = new RowPublisher(js, log);
+    const store = await SessionStore.open(js, clickhouse, rows, log);
+    const host = new ActorHost(hostId, nc, clickhouse, store, rows, speechToText, log);
+    await host.run(js);
+    return host;
+  }
+
+  get sessionCount(): number {
+    return this.actors.size;
+  }
+
+  private async run(js: ReturnType<typeof jetstream>): Promise<void> {
+    this.subscriptions.push(
+      ...serveSessions(this.nc, this.store, this.clickhouse),
+      ...serveResults(this.nc, this.store, this.clickhouse),
+      ...serveEvents(this.nc, this.store, this.clickhouse, this.rows),
+    );
+    if (config.storageWriter) {
+      this.writer = new StorageWriter(js, this.clickhouse, this.log.child({ component: 'writer' }));
+      await this.writer.start();
+    }
+    await this.watchSessions();
+    this.takeoverTimer = setInterval(() => void this.takeOverStale(), config.heartbeatSeconds * 1000);
+    this.updateCapacity();
+    this.log.info({ capacity: config.hostCapacity }, 'actor host ready');
+  }
+
+  /** Listens for new sessions only while a slot is free: a full cluster answers 503 at once. */
+  private updateCapacity(): void {
+    const free = !this.stopping && this.actors.size < config.hostCapacity;
+    if (free && !this.createSubscription) {
+      this.createSubscription = serve(this.nc, 'sessions.create', (request) => this.create(request), {
+        queue: queues.hosts,
+      });
+    } else if (!free && this.createSubscription) {
+      this.createSubscription.unsubscribe();
+      this.createSubscription = undefined;
+    }
+  }
+
+  private async create({ caller, body }: { caller: { user: string; product: string }; body: { name: string; streamUri: string } }): Promise<Session> {
+    const stream = parseStreamUri(body.streamUri);
+    if (!config.allowPrivateStreamHosts) await refusePrivateHost(stream.hostname);
+    if (this.actors.size >= config.hostCapacity) throw overloaded();
+    const now = Date.now();
+    const record: SessionRecord = {
+      id: newSessionId(now),
+      name: body.name,
+      type: 'live_analysis',
+      state: 'active',
+      createdAt: now,
+      user: caller.user,
+      product: caller.product,
+      streamUri: body.streamUri,
+      sensors: [],
+      owner: this.id,
+      expiresAt: now + config.sessionMaxSeconds * 1000,
+      healthCheckAt: now,
+      workerState: 'starting',
+      mediaSeconds: 0,
+    };
+    await this.store.create(record);
+    this.startActor(record);
+    return presentSession(publicRecord(record), now);
+  }
+
+  private startActor(record: SessionRecord): void {
+    const actor = new SessionActor({
+      record,
+      hostId: this.id,
+      store: this.store,
+      nc: this.nc,
+      rows: this.rows,
+      speechToText: this.speechToText,
+      log: this.log,
+      onGone: (id) => {
+        this.actors.delete(id);
+        this.updateCapacity();
+      },
+    });
+    this.actors.set(record.id, actor);
+    this.updateCapacity();
+    actor.start();
+  }
+
+  private async watchSessions(): Promise<void> {
+    const updates = await this.store.kv.watch();
+    void (async () => {
+      for await (const entry of updates) {
+        if (entry.operation !== 'PUT') {
+          this.active.delete(entry.key);
+          continue;
+        }
+        const record = entry.json<SessionRecord>();
+        if (record.state === 'active') this.active.set(record.id, record);
+        else this.active.delete(record.id);
+        this.actors.get(record.id)?.send({ type: 'record', record });
+      }
+    })().catch((error: unknown) => this.log.error({ err: error }, 'session watch ended'));
+  }
+
+  private async takeOverStale(): Promise<void> {
+    for (const record of this.active.values()) {
+      if (this.stopping || this.actors.size >= config.hostCapacity) return;
+      if (this.actors.has(record.id) || !isStale(record)) continue;
+      const claimed = await takeOver(this.store, record.id, this.id);
+      if (!claimed) continue;
+      this.log.info({ session: record.id, previousOwner: record.owner }, 'took over a session whose host stopped');
+      this.startActor(claimed);
+    }
+  }
+
+  /** Stops every worker but leaves the sessions active: another host takes them over. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.takeoverTimer);
+    this.updateCapacity();
+    for (const sub of this.subscriptions) sub.unsubscribe();
+    await Promise.all([...this.actors.values()].map((actor) => {
+      actor.send({ type: 'leave' });
+      return actor.settled();
+    }));
+    await this.writer?.stop();
+    await this.nc.drain();
+    await this.clickhouse.close();
+  }
+}
+
+async function refusePrivateHost(hostname: string): Promise<void> {
+  const refuse = (why: string) =>
+    badRequest('invalid_body', `body.streamUri: ${why}`, [{ field: 'body.streamUri', message: why }]);
+  let addresses: { address: string }[];
+  try {
+    addresses = await lookup(hostname, { all: true });
+  } catch {
+    throw refuse(`host ${hostname} cannot be resolved`);
+  }
+  if (addresses.some(({ address }) => isPrivateAddress(address))) {
+    throw refuse(`host ${hostname} is a loopback or private address, which this service does not pull from`);
+  }
+}

@@ -1,0 +1,155 @@
+// The session actor: lives on the host that owns an active session. It supervises the
+// session's worker, writes its heartbeat and worker state into the KV record, enforces the
+// expiry, and finishes the session when the worker ends for good or gives up. The record in
+// the KV is the truth; when it says the session finished or belongs to another host, the
+// actor stops its worker and goes away.
+import { config } from '../../bus/config.ts';
+import type { SessionRecord, StopReason, WorkerState } from '../../bus/contracts/session.ts';
+import type { Logger } from '../../bus/log.ts';
+import { subjects } from '../../bus/subjects.ts';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Actor } from '../actor.ts';
+import type { RowPublisher } from '../rows.ts';
+import { Supervisor, DEFAULT_SUPERVISION, type Child } from '../supervisor.ts';
+import type { SpeechToText } from '../transcript/moonshine.ts';
+import { finish } from './lifecycle.ts';
+import { UNCHANGED, type SessionStore } from './store.ts';
+import { StreamWorker } from './worker.ts';
+
+type Message =
+  | { type: 'heartbeat' }
+  | { type: 'record'; record: SessionRecord }
+  | { type: 'worker-state'; state: WorkerState }
+  | { type: 'worker-ended'; reason: StopReason; detail: string }
+  | { type: 'leave' };
+
+export interface SessionActorOptions {
+  record: SessionRecord;
+  hostId: string;
+  store: SessionStore;
+  nc: NatsConnection;
+  rows: RowPublisher;
+  speechToText: SpeechToText;
+  log: Logger;
+  /** Called once the actor has stopped its worker and holds nothing any more. */
+  onGone(id: string): void;
+  /** Builds the worker; replaceable so the supervision can be exercised with another child. */
+  startWorker?: (actor: SessionActor) => Child;
+}
+
+export class SessionActor extends Actor<Message> {
+  readonly id: string;
+  private supervisor?: Supervisor;
+  private heartbeat?: NodeJS.Timeout;
+  private workerState: WorkerState = 'starting';
+  private mediaSeconds: number;
+  private gone = false;
+
+  constructor(private readonly options: SessionActorOptions) {
+    super(options.log.child({ session: options.record.id }));
+    this.id = options.record.id;
+    this.mediaSeconds = options.record.mediaSeconds;
+  }
+
+  start(): void {
+    const { record } = this.options;
+    const startWorker = this.options.startWorker ?? ((actor: SessionActor) => actor.streamWorker(record));
+    this.supervisor = new Supervisor(() => startWorker(this), {
+      ...DEFAULT_SUPERVISION,
+      onRestart: (error, restarts) => this.log.warn({ err: error, restarts }, 'worker crashed; restarting'),
+    });
+    this.supervisor.done.then(
+      () => {},
+      (error: unknown) => this.send({ type: 'worker-ended', reason: 'worker_failed', detail: describe(error) }),
+    );
+    this.heartbeat = setInterval(() => this.send({ type: 'heartbeat' }), config.heartbeatSeconds * 1000);
+    this.heartbeat.unref();
+  }
+
+  /** The default child: ingest and analysis of the session's stream. */
+  streamWorker(record: SessionRecord): Child {
+    const { rows, speechToText } = this.options;
+    return new StreamWorker({
+      session: record.id,
+      createdAt: record.createdAt,
+      streamUri: record.streamUri,
+      rows,
+      speechToText,
+      log: this.log,
+      reports: {
+        state: (state) => this.send({ type: 'worker-state', state }),
+        mediaSeconds: (seconds) => (this.mediaSeconds = seconds),
+        ended: (reason, detail) => this.send({ type: 'worker-ended', reason, detail }),
+      },
+    });
+  }
+
+  protected async handle(message: Message): Promise<void> {
+    if (this.gone) return;
+    switch (message.type) {
+      case 'heartbeat':
+        return this.beat();
+      case 'record':
+        if (message.record.state !== 'active' || message.record.owner !== this.options.hostId) await this.leave();
+        return;
+      case 'worker-state':
+        this.workerState = message.state;
+        this.options.nc.publish(subjects.workerState(this.id), JSON.stringify({ session: this.id, state: message.state, at: Date.now() }));
+        await this.write((record) => ({ ...record, workerState: message.state }));
+        return;
+      case 'worker-ended':
+        this.log.info({ reason: message.reason, detail: message.detail }, 'session ends');
+        await finish(this.options.store, this.id, message.reason, message.detail, this.options.hostId);
+        return this.leave();
+      case 'leave':
+        return this.leave();
+    }
+  }
+
+  private async beat(): Promise<void> {
+    const now = Date.now();
+    const written = await this.write((record) =>
+      now >= record.expiresAt
+        ? record
+        : { ...record, healthCheckAt: now, mediaSeconds: this.mediaSeconds, workerState: this.workerState },
+    );
+    if (written && now >= written.expiresAt) {
+      await finish(this.options.store, this.id, 'expired', 'the session reached its maximum length', this.options.hostId);
+      await this.leave();
+    }
+  }
+
+  /** Changes the record if this host still owns the active session; otherwise leaves. */
+  private async write(change: (record: SessionRecord) => SessionRecord): Promise<SessionRecord | undefined> {
+    let lost = false;
+    const result = await this.options.store
+      .update(this.id, (record) => {
+        if (record.state !== 'active' || record.owner !== this.options.hostId) {
+          lost = true;
+          return UNCHANGED;
+        }
+        return change(record);
+      })
+      .catch((error: unknown) => {
+        this.log.warn({ err: error }, 'session record not written; next heartbeat retries');
+        return undefined;
+      });
+    if (lost || (result === undefined && !(await this.options.store.get(this.id)))) {
+      await this.leave();
+      return undefined;
+    }
+    return result?.record;
+  }
+
+  private async leave(): Promise<void> {
+    if (this.gone) return;
+    this.gone = true;
+    clearInterval(this.heartbeat);
+    await this.supervisor?.stop();
+    this.options.onGone(this.id);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,92 @@
+// Session records in the JetStream KV bucket. Every change is a compare-and-set on the key's
+// revision: two hosts can never both believe they own a session, and a change made on stale
+// data fails and is retried on fresh data. After each change the ClickHouse session index
+// gets the new revision (directly, so a list is current at once; through the row stream when
+// ClickHouse is unreachable, so the index catches up).
+import type { ClickHouseClient } from '@clickhouse/client';
+import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { buckets } from '../../bus/subjects.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import type { Logger } from '../../bus/log.ts';
+import { indexRow, indexSession } from '../../storage/sessions-index.ts';
+import type { RowPublisher } from '../rows.ts';
+
+export interface Versioned {
+  record: SessionRecord;
+  revision: number;
+}
+
+/** Returned by a change function to leave the record as it is. */
+export const UNCHANGED = Symbol('unchanged');
+
+export class SessionStore {
+  private constructor(
+    readonly kv: KV,
+    private readonly clickhouse: ClickHouseClient,
+    private readonly rows: RowPublisher,
+    private readonly log: Logger,
+  ) {}
+
+  static async open(
+    js: JetStreamClient,
+    clickhouse: ClickHouseClient,
+    rows: RowPublisher,
+    log: Logger,
+  ): Promise<SessionStore> {
+    const kv = await new Kvm(js).create(buckets.sessions, { history: 1, storage: StorageType.File });
+    return new SessionStore(kv, clickhouse, rows, log);
+  }
+
+  async get(id: string): Promise<Versioned | undefined> {
+    const entry = await this.kv.get(id);
+    if (!entry || entry.operation !== 'PUT') return undefined;
+    return { record: entry.json<SessionRecord>(), revision: entry.revision };
+  }
+
+  async create(record: SessionRecord): Promise<Versioned> {
+    const revision = await this.kv.create(record.id, JSON.stringify(record));
+    await this.index(record, revision);
+    return { record, revision };
+  }
+
+  /**
+   * Applies `change` to the latest record and writes it if nobody wrote in between; on a
+   * conflict, reads again and reapplies. `change` may return UNCHANGED to write nothing.
+   */
+  async update(
+    id: string,
+    change: (record: SessionRecord) => SessionRecord | typeof UNCHANGED,
+    attempts = 10,
+  ): Promise<Versioned | undefined> {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const current = await this.get(id);
+      if (!current) return undefined;
+      const next = change(structuredClone(current.record));
+      if (next === UNCHANGED) return current;
+      try {
+        const revision = await this.kv.update(id, JSON.stringify(next), current.revision);
+        await this.index(next, revision);
+        return { record: next, revision };
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+      }
+    }
+    throw new Error(`session ${id}: too many concurrent changes`);
+  }
+
+  private async index(record: SessionRecord, revision: number): Promise<void> {
+    const row = indexRow(record, revision);
+    try {
+      await indexSession(this.clickhouse, row);
+    } catch (error) {
+      this.log.warn({ err: error, session: record.id }, 'session index unreachable; queued on the row stream');
+      this.rows.publish(record.id, 'session', [row], `${record.id}.session.${revision}`);
+    }
+  }
+}
+
+function isConflict(error: unknown): boolean {
+  const text = error instanceof Error ? `${error.message} ${String((error as { code?: unknown }).code ?? '')}` : '';
+  return /wrong last sequence|10071|key exists/i.test(text);
+}

@@ -1,0 +1,170 @@
+// The worker of one session: pulls the stream with ffmpeg and feeds the analysis actors.
+// A stream that drops is reconnected with backoff; a stream that stays unreachable past the
+// limit, or whose picture is over 1080p, ends the worker with a stop reason. Anything else
+// that throws is a crash, left to the supervisor.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { config } from '../../bus/config.ts';
+import type { StopReason, WorkerState } from '../../bus/contracts/session.ts';
+import type { Logger } from '../../bus/log.ts';
+import { FaceAnalyzer } from '../face/analyzer.ts';
+import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
+import type { RowPublisher } from '../rows.ts';
+import type { Child } from '../supervisor.ts';
+import type { SpeechToText } from '../transcript/moonshine.ts';
+import { TranscriptQueue } from '../transcript/queue.ts';
+import { VoiceAnalyzer } from '../voice/analyzer.ts';
+
+export interface WorkerReports {
+  state(state: WorkerState): void;
+  mediaSeconds(seconds: number): void;
+  /** The worker ended for good: the session must finish. */
+  ended(reason: StopReason, detail: string): void;
+}
+
+export interface WorkerOptions {
+  session: string;
+  createdAt: number;
+  streamUri: string;
+  rows: RowPublisher;
+  speechToText: SpeechToText;
+  log: Logger;
+  reports: WorkerReports;
+}
+
+/** The picture must fit in 1920x1080 in either orientation. */
+export function exceedsResolution(width: number, height: number): boolean {
+  return Math.max(width, height) > 1920 || Math.min(width, height) > 1080;
+}
+
+export class StreamWorker implements Child {
+  readonly done: Promise<void>;
+  private stopping = false;
+  private ingest?: Ingest;
+  private mediaSeconds = 0;
+  private readonly transcripts: TranscriptQueue;
+
+  constructor(private readonly options: WorkerOptions) {
+    const { session, rows, log } = options;
+    this.transcripts = new TranscriptQueue({
+      session,
+      limit: config.transcriptQueueLimit,
+      stt: options.speechToText,
+      onRow: (row) => rows.publish(session, 'speech', [row], `${session}.speech.${Math.round(row.start * 1000)}`),
+      onDropped: (total) => log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind'),
+    });
+    this.done = this.run().finally(() => this.transcripts.close());
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.ingest?.stop();
+    await this.done.catch(() => {});
+  }
+
+  private async run(): Promise<void> {
+    const { reports, log } = this.options;
+    const limitMs = config.streamUnreachableSeconds * 1000;
+    let lastMediaAt = Date.now();
+    let backoffMs = 500;
+    for (let attempt = 0; !this.stopping; attempt++) {
+      reports.state(attempt === 0 ? 'connecting' : 'reconnecting');
+      const before = this.mediaSeconds;
+      const outcome = await this.connectOnce();
+      if (this.stopping) return;
+      if (outcome.resolution) {
+        reports.ended('resolution_exceeded', `stream is ${outcome.resolution}, above the 1080p limit`);
+        return;
+      }
+      if (this.mediaSeconds > before) {
+        lastMediaAt = Date.now();
+        backoffMs = 500;
+      }
+      if (Date.now() - lastMediaAt >= limitMs) {
+        reports.ended('stream_unreachable', outcome.reason || 'no media received');
+        return;
+      }
+      log.info({ session: this.options.session, reason: outcome.reason, backoffMs }, 'stream lost; reconnecting');
+      await sleep(Math.min(backoffMs, Math.max(0, limitMs - (Date.now() - lastMediaAt))));
+      backoffMs = Math.min(backoffMs * 2, 10_000);
+    }
+  }
+
+  /** One ffmpeg run, from connection to exit, with fresh analysers. */
+  private async connectOnce(): Promise<{ reason: string; resolution?: string }> {
+    const { session, createdAt, streamUri, rows, reports } = this.options;
+    const ingest = new Ingest({
+      uri: streamUri,
+      fps: config.analysisFps,
+      ffmpegPath: config.ffmpegPath,
+      timeoutSeconds: Math.min(10, config.streamUnreachableSeconds),
+    });
+    this.ingest = ingest;
+    const sinceStart = (at: number) => Math.max(0, (at - createdAt) / 1000);
+    // Track ids stay unique across reconnections and host takeovers: each run counts from its start.
+    const trackBase = Math.floor(sinceStart(Date.now())) * 1000;
+    let voice: Promise<VoiceAnalyzer> | undefined;
+    let face: Promise<FaceAnalyzer> | undefined;
+    let audioChain: Promise<void> = Promise.resolve();
+    let crash: unknown;
+    let resolution: string | undefined;
+    const fail = (error: unknown) => {
+      crash ??= error;
+      void ingest.stop();
+    };
+
+    ingest.on('info', (info: IngestInfo) => {
+      if (info.hasVideo && exceedsResolution(info.width, info.height)) {
+        resolution = `${info.width}x${info.height}`;
+        void ingest.stop();
+        return;
+      }
+      reports.state('working');
+      if (info.hasAudio) {
+        voice = VoiceAnalyzer.create({
+          session,
+          startOffset: sinceStart(Date.now()),
+          onSecond: (row) => rows.publish(session, 'audio', [row], `${session}.audio.${row.second}`),
+          onSegment: (segment) => this.transcripts.push(segment),
+        });
+        voice.catch(fail);
+      }
+      if (info.hasVideo) {
+        face = FaceAnalyzer.create({
+          session,
+          onFaceSecond: (row) => {
+            const track = trackBase + row.track;
+            rows.publish(session, 'face', [{ ...row, track }], `${session}.face.${row.second}.${track}`);
+          },
+          onVideoSecond: (row) => rows.publish(session, 'video', [row], `${session}.video.${row.second}`),
+        });
+        face.catch(fail);
+      }
+    });
+    ingest.on('audio', (chunk: Buffer) => {
+      if (!voice || resolution) return;
+      const analyzer = voice;
+      audioChain = audioChain.then(async () => (await analyzer).push(chunk)).catch(fail);
+      this.mediaSeconds += chunk.length / 32_000;
+      reports.mediaSeconds(this.mediaSeconds);
+    });
+    ingest.on('frame', (frame: { rgb: Uint8Array; width: number; height: number; receivedAt: number }) => {
+      if (!face || resolution) return;
+      const second = Math.floor(sinceStart(frame.receivedAt));
+      face.then((analyzer) => analyzer.offer({ ...frame, second })).catch(fail);
+      if (!voice) {
+        this.mediaSeconds += 1 / config.analysisFps;
+        reports.mediaSeconds(this.mediaSeconds);
+      }
+    });
+
+    const exit = await new Promise<{ reason: string }>((resolve) => {
+      ingest.on('exit', (result: { reason: string }) => resolve(result));
+      ingest.start();
+    });
+    await audioChain;
+    await voice?.then((analyzer) => analyzer.flush()).catch(fail);
+    await face?.then((analyzer) => analyzer.flush()).catch(fail);
+    if (crash) throw crash;
+    return { reason: exit.reason, resolution };
+  }
+}
