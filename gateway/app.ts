@@ -1,0 +1,26 @@
+// The REST gateway: stateless; authenticates, validates, and turns each call into one bus request.
+import Koa from 'koa';
+import type { Logger } from '../bus/log.ts';
+import type { Authenticator } from './auth/authenticator.ts';
+import { auth } from './middleware/auth.ts';
+import { errors } from './middleware/errors.ts';
+import { jsonBody } from './middleware/json-body.ts';
+import { requestLog } from './middleware/request-log.ts';
+import type { Send } from './routes/bus-call.ts';
+import { eventRoutes } from './routes/events.ts';
+import { resultRoutes } from './routes/results.ts';
+import { sessionRoutes } from './routes/sessions.ts';
+
+export function createApp(options: { send: Send; authenticator: Authenticator; log: Logger; bodyLimitBytes: number }): Koa {
+  const app = new Koa();
+  app.silent = true;
+  app.use(requestLog(options.log));
+  app.use(errors);
+  app.use(auth(options.authenticator));
+  app.use(jsonBody(options.bodyLimitBytes));
+  for (const router of [sessionRoutes(options.send), resultRoutes(options.send), eventRoutes(options.send)]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods({ throw: true }));
+  }
+  return app;
+}

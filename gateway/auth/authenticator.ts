@@ -1,0 +1,61 @@
+// Who is calling. A bearer token is either an entry of the tokens file (opaque tokens, handy
+// for services and development) or an HS256 JWT whose `sub` is the user and whose `product`
+// claim names the product. Both can be configured at once.
+import { readFileSync } from 'node:fs';
+import { jwtVerify } from 'jose';
+import type { Caller } from '../../bus/contracts/session.ts';
+
+interface TokenEntry {
+  token: string;
+  user: string;
+  product: string;
+}
+
+export class Authenticator {
+  private readonly tokens = new Map<string, Caller>();
+  private readonly jwtKey?: Uint8Array;
+
+  constructor(options: { tokensFile?: string; jwtSecret?: string }) {
+    if (options.tokensFile) {
+      for (const entry of readTokens(options.tokensFile)) {
+        this.tokens.set(entry.token, { user: entry.user, product: entry.product });
+      }
+    }
+    if (options.jwtSecret) this.jwtKey = new TextEncoder().encode(options.jwtSecret);
+    if (!this.tokens.size && !this.jwtKey) {
+      throw new Error('no way to authenticate: set AUTH_TOKENS_FILE or AUTH_JWT_SECRET');
+    }
+  }
+
+  /** The caller a token stands for, or undefined when it is not valid. */
+  async authenticate(token: string): Promise<Caller | undefined> {
+    const known = this.tokens.get(token);
+    if (known) return known;
+    if (!this.jwtKey || token.split('.').length !== 3) return undefined;
+    try {
+      const { payload } = await jwtVerify(token, this.jwtKey, { algorithms: ['HS256'] });
+      if (typeof payload.sub !== 'string' || !payload.sub) return undefined;
+      const product = typeof payload.product === 'string' && payload.product ? payload.product : 'default';
+      return { user: payload.sub, product };
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** The token of an `Authorization: Bearer <token>` header. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return match?.[1];
+}
+
+function readTokens(file: string): TokenEntry[] {
+  const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  const valid = (e: unknown): e is TokenEntry =>
+    typeof e === 'object' && e !== null &&
+    ['token', 'user', 'product'].every((k) => typeof (e as Record<string, unknown>)[k] === 'string' && (e as Record<string, string>)[k] !== '');
+  if (!Array.isArray(parsed) || !parsed.every(valid)) {
+    throw new Error(`${file} must be a JSON array of {"token", "user", "product"} with non-empty strings`);
+  }
+  return parsed;
+}

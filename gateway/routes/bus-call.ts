@@ -1,0 +1,12 @@
+// The gateway's only way to get anything done: one bus request per REST call.
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Context } from 'koa';
+import type { Caller } from '../../bus/contracts/session.ts';
+import type { Operation, } from '../../bus/operations.ts';
+import { call, type RequestOf } from '../../bus/rpc.ts';
+
+export type Send = <O extends Operation>(operation: O, request: RequestOf<O>) => Promise<unknown>;
+
+export const busSender = (nc: NatsConnection): Send => (operation, request) => call(nc, operation, request);
+
+export const callerOf = (ctx: Context): Caller => ctx.state.caller as Caller;

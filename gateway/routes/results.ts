@@ -1,0 +1,35 @@
+// Spec 4.6-4.9, and the transcript itself: results read back per session.
+import Router from '@koa/router';
+import { TimelineQuery, TotalsQuery, TranscriptionQuery } from '../../bus/contracts/results.ts';
+import type { Operation } from '../../bus/operations.ts';
+import { parse } from '../../bus/validate.ts';
+import { callerOf, type Send } from './bus-call.ts';
+
+const TIMELINES: Record<string, Operation & ('emotions.timeline' | 'audio.features' | 'audio.sentiment')> = {
+  '/:sessionId/emotions/timeline': 'emotions.timeline',
+  '/:sessionId/audio/features': 'audio.features',
+  '/:sessionId/audio/transcription-sentiment': 'audio.sentiment',
+};
+
+export function resultRoutes(send: Send): Router {
+  const router = new Router({ prefix: '/v1/sessions' });
+
+  router.get('/:sessionId/emotions', async (ctx) => {
+    const query = parse(TotalsQuery, ctx.query, 'query', { convert: true });
+    ctx.body = await send('emotions.totals', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
+  });
+
+  for (const [path, operation] of Object.entries(TIMELINES)) {
+    router.get(path, async (ctx) => {
+      const query = parse(TimelineQuery, ctx.query, 'query', { convert: true });
+      ctx.body = await send(operation, { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
+    });
+  }
+
+  router.get('/:sessionId/audio/transcription', async (ctx) => {
+    const query = parse(TranscriptionQuery, ctx.query, 'query', { convert: true });
+    ctx.body = await send('audio.transcription', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
+  });
+
+  return router;
+}

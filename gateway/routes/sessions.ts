@@ -1,0 +1,50 @@
+// Spec 4.1-4.5: create, list, get, rename and stop sessions.
+import Router from '@koa/router';
+import {
+  CreateSessionBody,
+  ListSessionsQuery,
+  UpdateSessionBody,
+} from '../../bus/contracts/session.ts';
+import { badRequest } from '../../bus/errors.ts';
+import { parseStreamUri } from '../../bus/stream-uri.ts';
+import { parse } from '../../bus/validate.ts';
+import { callerOf, type Send } from './bus-call.ts';
+
+export function sessionRoutes(send: Send): Router {
+  const router = new Router({ prefix: '/v1/sessions' });
+
+  router.post('/', async (ctx) => {
+    const body = parse(CreateSessionBody, ctx.state.body, 'body');
+    parseStreamUri(body.streamUri);
+    ctx.body = await send('sessions.create', { caller: callerOf(ctx), body });
+    ctx.status = 201;
+  });
+
+  router.get('/', async (ctx) => {
+    const query = parse(ListSessionsQuery, ctx.query, 'query', { convert: true });
+    ctx.body = await send('sessions.list', { caller: callerOf(ctx), query });
+  });
+
+  router.get('/:sessionId', async (ctx) => {
+    ctx.body = await send('sessions.get', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '' });
+  });
+
+  router.patch('/:sessionId', async (ctx) => {
+    const given = ctx.state.body;
+    if (given && typeof given === 'object' && !Array.isArray(given)) {
+      const readOnly = Object.keys(given).filter((key) => key !== 'name');
+      if (readOnly.length) {
+        const details = readOnly.map((key) => ({ field: `body.${key}`, message: 'is read-only; only name can be edited' }));
+        throw badRequest('invalid_body', details.map((d) => `${d.field}: ${d.message}`).join('; '), details);
+      }
+    }
+    const body = parse(UpdateSessionBody, given, 'body');
+    ctx.body = await send('sessions.update', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', body });
+  });
+
+  router.post('/:sessionId/stop', async (ctx) => {
+    ctx.body = await send('sessions.stop', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '' });
+  });
+
+  return router;
+}
