@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what the service and its tests need, and is quick when it is all there:
+# Debian packages (as root, via apt-get) and the npm dependencies. Sourced by start.sh and test.sh.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+packages=(nats-server clickhouse-server clickhouse-client ffmpeg)
+if [[ "${1:-}" == "--test" ]]; then
+  # Local stream servers and speech synthesis for the integration tests.
+  packages+=(nginx libnginx-mod-rtmp libnginx-mod-stream openssl gir1.2-gst-rtsp-server-1.0 python3-gi
+    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav espeak-ng)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  echo "installing Debian packages: ${missing[*]}"
+  apt-get update -q >/dev/null
+  # The packaged services must not start through init scripts: the project starts its own.
+  DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+
+# npm dependencies: reinstalled only when package.json or the lock file changed.
+stamp=node_modules/.install-stamp
+want=$(cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1)
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+  echo "installing npm dependencies"
+  # onnxruntime-node ships its CPU binary; its install script would try to download GPU extras.
+  ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" >"$stamp"
+fi

@@ -1,0 +1,79 @@
+// A local ClickHouse server, started without systemd from a generated config: loopback only,
+// data and logs under the given folder.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startService, waitUntil, type Service } from './process.ts';
+
+export interface ClickHouseOptions {
+  dir: string;
+  httpPort: number;
+  tcpPort: number;
+}
+
+export async function startClickHouse(options: ClickHouseOptions): Promise<Service & { url: string }> {
+  const data = join(options.dir, 'data');
+  for (const sub of ['', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(data, sub), { recursive: true });
+  const configFile = join(options.dir, 'config.xml');
+  writeFileSync(configFile, serverConfig(options, data));
+  writeFileSync(join(options.dir, 'users.xml'), USERS);
+  const service = startService('clickhouse', 'clickhouse-server', [`--config-file=${configFile}`], {
+    logFile: join(options.dir, 'stdout.log'),
+    cwd: options.dir,
+  });
+  const url = `http://127.0.0.1:${options.httpPort}`;
+  const ready = async () => (await fetch(`${url}/ping`)).ok;
+  await Promise.race([
+    waitUntil('clickhouse-server', ready, 60_000),
+    service.exited.then((code) => {
+      throw new Error(`clickhouse-server exited with code ${code}; see ${join(options.dir, 'server.err.log')}`);
+    }),
+  ]);
+  return { ...service, url };
+}
+
+function serverConfig(options: ClickHouseOptions, data: string): string {
+  return `<?xml version="1.0"?>
+<yandex>
+  <logger>
+    <level>warning</level>
+    <log>${join(options.dir, 'server.log')}</log>
+    <errorlog>${join(options.dir, 'server.err.log')}</errorlog>
+    <size>100M</size>
+    <count>2</count>
+  </logger>
+  <listen_host>127.0.0.1</listen_host>
+  <http_port>${options.httpPort}</http_port>
+  <tcp_port>${options.tcpPort}</tcp_port>
+  <path>${data}/</path>
+  <tmp_path>${data}/tmp/</tmp_path>
+  <user_files_path>${data}/user_files/</user_files_path>
+  <format_schema_path>${data}/format_schemas/</format_schema_path>
+  <users_config>users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>536870912</mark_cache_size>
+  <max_concurrent_queries>200</max_concurrent_queries>
+  <timezone>UTC</timezone>
+</yandex>
+`;
+}
+
+const USERS = `<?xml version="1.0"?>
+<yandex>
+  <profiles>
+    <default>
+      <max_memory_usage>4000000000</max_memory_usage>
+      <load_balancing>random</load_balancing>
+    </default>
+  </profiles>
+  <users>
+    <default>
+      <password></password>
+      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+      <profile>default</profile>
+      <quota>default</quota>
+    </default>
+  </users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+`;

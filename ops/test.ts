@@ -1,0 +1,59 @@
+// The whole test suite: starts NATS and ClickHouse on free loopback ports with their data in a
+// fresh folder, runs every test file (unit and integration) against them, stops what it
+// started, and closes with the line "N passed, N failed".
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { config } from '../bus/config.ts';
+import { freePort } from '../test/support/ports.ts';
+import { startClickHouse } from './stack/clickhouse.ts';
+import { startNats } from './stack/nats.ts';
+
+const pattern = process.argv[2] ?? '\\.test\\.ts$';
+const dir = join(config.varDir, 'test', 'stack');
+rmSync(dir, { recursive: true, force: true });
+rmSync(join(config.varDir, 'test', 'services'), { recursive: true, force: true });
+
+const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort(), maxFileStore: '2GB' });
+const clickhouse = await startClickHouse({
+  dir: join(dir, 'clickhouse'),
+  httpPort: await freePort(),
+  tcpPort: await freePort(),
+}).catch(async (error) => {
+  await nats.stop();
+  throw error;
+});
+
+let code = 1;
+let output = '';
+try {
+  code = await new Promise<number>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'test', pattern], {
+      cwd: config.projectRoot,
+      env: {
+        ...process.env,
+        NATS_URL: nats.url,
+        CLICKHOUSE_URL: clickhouse.url,
+        CLICKHOUSE_DATABASE: 'emotions_test',
+        NATS_PID: String(nats.pid),
+        CLICKHOUSE_PID: String(clickhouse.pid),
+        CLICKHOUSE_DIR: join(dir, 'clickhouse'),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    child.stdout.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      output += chunk.toString();
+    });
+    child.once('exit', (exitCode) => resolve(exitCode ?? 1));
+  });
+} finally {
+  await Promise.all([nats.stop(), clickhouse.stop()]);
+}
+
+const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
+const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+const failed = total - passed;
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(code !== 0 || failed > 0 || total === 0 ? 1 : 0);

@@ -1,0 +1,135 @@
+// The service under test, as real processes: actor hosts and a gateway, started against the
+// NATS and ClickHouse that the test runner started (NATS_URL, CLICKHOUSE_URL in the
+// environment). Each test file gets its own users, so files never see each other's sessions.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { config } from '../../bus/config.ts';
+import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
+import { freePort } from './ports.ts';
+
+export interface TestUser {
+  user: string;
+  product: string;
+  token: string;
+}
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface Services {
+  baseUrl: string;
+  users: { alice: TestUser; bob: TestUser };
+  hosts: Service[];
+  gateway: Service;
+  /** Starts one more actor host (for failover tests). */
+  startHost(env?: Record<string, string>): Promise<Service>;
+  api<T = any>(method: string, path: string, options?: { body?: unknown; token?: string; raw?: string; headers?: Record<string, string> }): Promise<Reply<T>>;
+  /** Polls a session until `predicate` holds. */
+  waitForSession(id: string, predicate: (session: any) => boolean, timeoutMs?: number): Promise<any>;
+  stop(): Promise<void>;
+}
+
+const root = config.projectRoot;
+const tsx = ['--import', 'tsx'];
+
+export async function startServices(options: { hosts?: number; env?: Record<string, string>; name: string }): Promise<Services> {
+  const dir = join(config.varDir, 'test', 'services', `${options.name}-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const suffix = randomBytes(4).toString('hex');
+  const users = {
+    alice: { user: `alice-${suffix}`, product: 'tests', token: `alice-token-${suffix}` },
+    bob: { user: `bob-${suffix}`, product: 'tests', token: `bob-token-${suffix}` },
+  };
+  const tokensFile = join(dir, 'tokens.json');
+  writeFileSync(tokensFile, JSON.stringify(Object.values(users)));
+  const port = await freePort();
+  const baseEnv = {
+    ...process.env,
+    ALLOW_PRIVATE_STREAM_HOSTS: 'true',
+    AUTH_TOKENS_FILE: tokensFile,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    ...options.env,
+  };
+  let hostCount = 0;
+  const hosts: Service[] = [];
+  const startHost = async (env: Record<string, string> = {}) => {
+    const id = `${options.name}-host-${++hostCount}`;
+    const host = startService(id, process.execPath, [...tsx, join(root, 'actors/main.ts')], {
+      logFile: join(dir, `${id}.log`),
+      env: { ...baseEnv, HOST_ID: id, ...env },
+      cwd: root,
+    });
+    hosts.push(host);
+    await waitForLog(join(dir, `${id}.log`), 'actor host ready', host);
+    return host;
+  };
+  for (let i = 0; i < (options.hosts ?? 1); i++) await startHost();
+  const gateway = startService(`${options.name}-gateway`, process.execPath, [...tsx, join(root, 'gateway/main.ts')], {
+    logFile: join(dir, 'gateway.log'),
+    env: { ...baseEnv, PORT: String(port), HOST_ID: `${options.name}-gateway` },
+    cwd: root,
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 30_000);
+
+  const api: Services['api'] = async (method, path, request = {}) => {
+    const headers: Record<string, string> = { ...request.headers };
+    if (request.token !== '') headers.Authorization = `Bearer ${request.token ?? users.alice.token}`;
+    let body: string | undefined = request.raw;
+    if (request.body !== undefined) {
+      body = JSON.stringify(request.body);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    const response = await fetch(baseUrl + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: the test sees the text
+    }
+    return { status: response.status, body: parsed as never, headers: response.headers };
+  };
+
+  const waitForSession: Services['waitForSession'] = async (id, predicate, timeoutMs = 30_000) => {
+    let last: unknown;
+    try {
+      await waitUntil(`session ${id}`, async () => {
+        const reply = await api('GET', `/v1/sessions/${id}`);
+        last = reply.body;
+        return reply.status === 200 && predicate(reply.body);
+      }, timeoutMs);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; last seen: ${JSON.stringify(last)}`);
+    }
+    return last;
+  };
+
+  const stop = async () => {
+    // Finish what this file left running, so no later host takes its sessions over.
+    for (const user of Object.values(users)) {
+      const active = await api('GET', '/v1/sessions?state=active&limit=100', { token: user.token }).catch(() => undefined);
+      for (const session of active?.body?.data ?? []) {
+        await api('POST', `/v1/sessions/${session._id}/stop`, { token: user.token }).catch(() => undefined);
+      }
+    }
+    await gateway.stop();
+    await Promise.all(hosts.map((host) => host.stop()));
+  };
+
+  return { baseUrl, users, hosts, gateway, startHost, api, waitForSession, stop };
+}
+
+async function waitForLog(file: string, text: string, service: Service): Promise<void> {
+  const logged = () => existsSync(file) && readFileSync(file, 'utf8').includes(text);
+  await Promise.race([
+    waitUntil(`${service.name} (${file})`, async () => logged(), 60_000),
+    service.exited.then(() => {
+      throw new Error(`${service.name} exited before it was ready; see ${file}`);
+    }),
+  ]);
+}
