@@ -10,9 +10,8 @@ import { startClickHouse } from './stack/clickhouse.ts';
 import { startNats } from './stack/nats.ts';
 
 const pattern = process.argv[2] ?? '\\.test\\.ts$';
-const dir = join(config.varDir, 'test', 'stack');
-rmSync(dir, { recursive: true, force: true });
-rmSync(join(config.varDir, 'test', 'services'), { recursive: true, force: true });
+// Per run, so that runs side by side never share a server or a data folder.
+const dir = join(config.varDir, 'test', `stack-${process.pid}`);
 
 const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort(), maxFileStore: '2GB' });
 const clickhouse = await startClickHouse({
@@ -55,5 +54,9 @@ const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
 const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
 const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
 const failed = total - passed;
+const ok = code === 0 && failed === 0 && total > 0;
+// The servers' data and logs are kept only when something failed.
+if (ok) rmSync(dir, { recursive: true, force: true });
+else console.log(`server data and logs: ${dir}; service logs: ${join(config.varDir, 'test', 'services')}`);
 console.log(`${passed} passed, ${failed} failed`);
-process.exit(code !== 0 || failed > 0 || total === 0 ? 1 : 0);
+process.exit(ok ? 0 : 1);
