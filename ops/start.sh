@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# `npm start`: installs what is missing (Debian packages, npm dependencies, model files) and
+# runs the whole service on this machine: NATS, ClickHouse, one actor host and the gateway.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash ops/setup.sh
+node --import tsx ops/assets/setup.ts
+exec node --import tsx ops/start.ts

@@ -1,0 +1,82 @@
+// Runs the whole service locally: NATS and ClickHouse with their data under var/, one actor
+// host and the gateway. Prints the base URL and a working bearer token; Ctrl-C stops it all.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { config } from '../bus/config.ts';
+import { startClickHouse } from './stack/clickhouse.ts';
+import { startNats } from './stack/nats.ts';
+import { startService, waitUntil, type Service } from './stack/process.ts';
+
+const natsPort = Number(new URL(config.natsUrl).port || 4222);
+const clickhouseUrl = new URL(config.clickhouseUrl);
+const dataDir = join(config.varDir, 'local');
+const started: Service[] = [];
+let stopping = false;
+
+async function stopAll(): Promise<void> {
+  stopping = true;
+  for (const service of started.reverse()) await service.stop();
+}
+
+function developmentToken(): string {
+  const file = config.authTokensFile ?? join(dataDir, 'tokens.json');
+  if (!existsSync(file)) {
+    const token = randomBytes(24).toString('base64url');
+    writeFileSync(file, JSON.stringify([{ token, user: 'developer', product: 'local' }], null, 2), { mode: 0o600 });
+  }
+  const entries = JSON.parse(readFileSync(file, 'utf8')) as { token: string }[];
+  process.env.AUTH_TOKENS_FILE = file;
+  return entries[0]?.token ?? '';
+}
+
+try {
+  started.push(await startNats({ dir: join(dataDir, 'nats'), port: natsPort }));
+  started.push(
+    await startClickHouse({
+      dir: join(dataDir, 'clickhouse'),
+      httpPort: Number(clickhouseUrl.port || 8123),
+      tcpPort: Number(process.env.CLICKHOUSE_TCP_PORT ?? 9000),
+    }),
+  );
+  const token = developmentToken();
+  const env = { ...process.env, ALLOW_PRIVATE_STREAM_HOSTS: process.env.ALLOW_PRIVATE_STREAM_HOSTS ?? 'true' };
+  const tsx = ['--import', 'tsx'];
+  const hostLog = join(dataDir, 'actor-host.log');
+  const host = startService('actor-host', process.execPath, [...tsx, 'actors/main.ts'], { logFile: hostLog, env, cwd: config.projectRoot });
+  started.push(host);
+  await waitUntil('actor host', async () => existsSync(hostLog) && readFileSync(hostLog, 'utf8').includes('actor host ready'), 120_000);
+  const gatewayLog = join(dataDir, 'gateway.log');
+  started.push(startService('gateway', process.execPath, [...tsx, 'gateway/main.ts'], { logFile: gatewayLog, env, cwd: config.projectRoot }));
+  const baseUrl = `http://${config.host}:${config.port}`;
+  await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 60_000);
+  console.log(`
+The service is running.
+  base URL:   ${baseUrl}/v1
+  WebSocket:  ws://${config.host}:${config.port}/ws/v1
+  token:      ${token}
+  NATS:       ${config.natsUrl}
+  ClickHouse: ${config.clickhouseUrl} (database ${config.clickhouseDatabase})
+  logs:       ${dataDir}/*.log
+
+Try: curl -H 'Authorization: Bearer ${token}' ${baseUrl}/v1/sessions
+Ctrl-C stops everything.`);
+  for (const service of started) {
+    void service.exited.then((code) => {
+      if (stopping) return;
+      console.error(`${service.name} exited (code ${code}); stopping everything. See ${dataDir}.`);
+      void stopAll().finally(() => process.exit(1));
+    });
+  }
+} catch (error) {
+  console.error((error as Error).message);
+  await stopAll();
+  process.exit(1);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.log('stopping...');
+    void stopAll().finally(() => process.exit(0));
+  });
+}
