@@ -10,7 +10,7 @@ import { subjects } from '../../bus/subjects.ts';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Actor } from '../actor.ts';
 import type { RowPublisher } from '../rows.ts';
-import { Supervisor, DEFAULT_SUPERVISION, type Child } from '../supervisor.ts';
+import { Supervisor, DEFAULT_SUPERVISION, type Child, type SupervisorOptions } from '../supervisor.ts';
 import type { SpeechToText } from '../transcript/moonshine.ts';
 import { finish } from './lifecycle.ts';
 import { UNCHANGED, type SessionStore } from './store.ts';
@@ -35,6 +35,7 @@ export interface SessionActorOptions {
   onGone(id: string): void;
   /** Builds the worker; replaceable so the supervision can be exercised with another child. */
   startWorker?: (actor: SessionActor) => Child;
+  supervision?: SupervisorOptions;
 }
 
 export class SessionActor extends Actor<Message> {
@@ -55,7 +56,7 @@ export class SessionActor extends Actor<Message> {
     const { record } = this.options;
     const startWorker = this.options.startWorker ?? ((actor: SessionActor) => actor.streamWorker(record));
     this.supervisor = new Supervisor(() => startWorker(this), {
-      ...DEFAULT_SUPERVISION,
+      ...(this.options.supervision ?? DEFAULT_SUPERVISION),
       onRestart: (error, restarts) => this.log.warn({ err: error, restarts }, 'worker crashed; restarting'),
     });
     this.supervisor.done.then(

@@ -1,0 +1,180 @@
+// The session actor and its store against real NATS KV and ClickHouse, in this process.
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { RowPublisher } from '../../actors/rows.ts';
+import { SessionActor } from '../../actors/session/actor.ts';
+import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
+import { SessionStore } from '../../actors/session/store.ts';
+import type { Child } from '../../actors/supervisor.ts';
+import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { config } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import { newId, newSessionId } from '../../bus/ids.ts';
+import { log } from '../../bus/log.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { migrate } from '../../storage/migrations.ts';
+import { ensureRowsStream } from '../../storage/rows-stream.ts';
+
+const quiet = log.child({ test: 'actors-session' }, { level: 'silent' });
+let nc: NatsConnection;
+let clickhouse: ClickHouseClient;
+let store: SessionStore;
+let rows: RowPublisher;
+let speechToText: SpeechToText;
+const actors: SessionActor[] = [];
+
+function record(overrides: Partial<SessionRecord> = {}): SessionRecord {
+  const now = Date.now();
+  return {
+    id: newSessionId(now),
+    name: 'actor test',
+    type: 'live_analysis',
+    state: 'active',
+    createdAt: now,
+    user: 'actor-tests',
+    product: 'tests',
+    streamUri: 'rtmp://127.0.0.1:9/live/none',
+    sensors: [],
+    owner: 'host-a',
+    expiresAt: now + 3_600_000,
+    healthCheckAt: now,
+    workerState: 'starting',
+    mediaSeconds: 0,
+    ...overrides,
+  };
+}
+
+/** A worker that idles until stopped, or crashes after `crashAfterMs`. */
+const idleWorker = (crashAfterMs?: number) => (): Child => {
+  let stop!: () => void;
+  const done = new Promise<void>((resolve, reject) => {
+    stop = resolve;
+    if (crashAfterMs !== undefined) setTimeout(() => reject(new Error('worker crashed on purpose')), crashAfterMs);
+  });
+  return { done, stop: async () => stop() };
+};
+
+function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: string) => void = () => {}) {
+  const actor = new SessionActor({
+    record: r,
+    hostId: r.owner ?? 'host-a',
+    store,
+    nc,
+    rows,
+    speechToText,
+    log: quiet,
+    onGone: gone,
+    startWorker,
+    supervision: { intensity: 2, periodMs: 60_000, backoffMs: 10, maxBackoffMs: 20 },
+  });
+  actors.push(actor);
+  actor.start();
+  return actor;
+}
+
+test.before(async () => {
+  nc = await connectBus('actors-session test');
+  await ensureRowsStream(await jetstreamManager(nc));
+  const admin = connectClickHouse(null);
+  await migrate(admin, config.clickhouseDatabase);
+  await admin.close();
+  clickhouse = connectClickHouse();
+  rows = new RowPublisher(jetstream(nc), quiet);
+  store = await SessionStore.open(jetstream(nc), clickhouse, rows, quiet);
+  speechToText = await SpeechToText.load();
+});
+
+test.after(async () => {
+  for (const actor of actors) actor.send({ type: 'leave' });
+  await Promise.all(actors.map((actor) => actor.settled()));
+  await nc.drain();
+  await clickhouse.close();
+});
+
+test('compare-and-set: concurrent changes are all kept, a stale revision is refused', async () => {
+  const created = await store.create(record());
+  const names = Array.from({ length: 6 }, (_, i) => `sensor-${i}`);
+  await Promise.all(
+    names.map((name) =>
+      store.update(created.record.id, (r) => ({
+        ...r,
+        sensors: [...r.sensors, { id: newId(), name, type: 'generic_sensor', device: 'generic_sensor', format: 'text' }],
+      })),
+    ),
+  );
+  const after = await store.get(created.record.id);
+  assert.equal(after?.record.sensors.map((s) => s.name).sort(), names);
+  try {
+    await store.kv.update(created.record.id, JSON.stringify(created.record), created.revision);
+    assert.unreachable('a write on a stale revision must fail');
+  } catch (error) {
+    assert.match(String(error), /wrong last sequence/i);
+  }
+});
+
+test('only one host wins the takeover of a stale session', async () => {
+  const stale = record({ owner: 'dead-host', healthCheckAt: Date.now() - 3_600_000 });
+  await store.create(stale);
+  assert.ok(isStale(stale));
+  const claims = await Promise.all(['host-b', 'host-c', 'host-d'].map((host) => takeOver(store, stale.id, host)));
+  const winners = claims.filter((claim) => claim !== undefined);
+  assert.is(winners.length, 1);
+  const now = await store.get(stale.id);
+  assert.is(now?.record.owner, winners[0]?.owner);
+  assert.is(await takeOver(store, stale.id, 'host-e'), undefined, 'a fresh owner cannot be displaced');
+});
+
+test('the heartbeat advances meta.healthCheck while the actor owns the session', async () => {
+  const r = record();
+  await store.create(r);
+  startActor(r, idleWorker());
+  await waitUntil('heartbeat', async () => ((await store.get(r.id))?.record.healthCheckAt ?? 0) > r.healthCheckAt, (config.heartbeatSeconds + 3) * 1000);
+});
+
+test('an expired session is finished with stopReason expired', async () => {
+  const r = record({ expiresAt: Date.now() + 500 });
+  await store.create(r);
+  let gone = false;
+  startActor(r, idleWorker(), () => (gone = true));
+  await waitUntil('expiry', async () => (await store.get(r.id))?.record.state === 'finished', (config.heartbeatSeconds + 5) * 1000);
+  const finished = (await store.get(r.id))?.record;
+  assert.is(finished?.stopReason, 'expired');
+  assert.is(finished?.workerState, 'stopped');
+  assert.ok(gone, 'the actor let go of the session');
+});
+
+test('a worker that keeps crashing is given up on: the session ends as worker_failed', async () => {
+  const r = record();
+  await store.create(r);
+  let starts = 0;
+  startActor(r, () => {
+    starts++;
+    return idleWorker(5)();
+  });
+  await waitUntil('escalation', async () => (await store.get(r.id))?.record.state === 'finished', 10_000);
+  const finished = (await store.get(r.id))?.record;
+  assert.is(finished?.stopReason, 'worker_failed');
+  assert.is(finished?.workerState, 'failed');
+  assert.match(finished?.failure ?? '', /crashed on purpose/);
+  assert.is(starts, 3, 'started once and restarted twice (intensity 2) before giving up');
+});
+
+test('a session finished elsewhere makes its actor stop the worker', async () => {
+  const r = record();
+  await store.create(r);
+  let stopped = false;
+  const actor = startActor(r, () => {
+    const child = idleWorker()();
+    return { done: child.done, stop: async () => { stopped = true; await child.stop(); } };
+  });
+  const finished = await store.update(r.id, (current) => ({ ...current, state: 'finished', stopReason: 'client', finishedAt: Date.now() }));
+  actor.send({ type: 'record', record: finished!.record });
+  await actor.settled();
+  assert.ok(stopped, 'worker stopped');
+});
+
+test.run();
