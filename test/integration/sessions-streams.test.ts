@@ -1,0 +1,139 @@
+// Sessions on real streams: local RTMP, RTMPS and RTSP servers, real ffmpeg, real hosts.
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { config } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import { subjects } from '../../bus/subjects.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
+import { makeClip, type ClipSpec } from '../support/clips.ts';
+import { freePort } from '../support/ports.ts';
+import { startServices, type Services } from '../support/services.ts';
+import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
+import { startRtspServer, type RtspServer } from '../support/streams/rtsp-server.ts';
+
+const UNREACHABLE_SECONDS = 4;
+const clipsDir = join(config.varDir, 'test', 'clips');
+const dir = join(config.varDir, 'test', 'streams', `sessions-streams-${process.pid}`);
+
+let services: Services;
+let rtmp: RtmpServer;
+let rtsp: RtspServer;
+let nc: NatsConnection;
+const publishers: Publisher[] = [];
+
+const clip = (width: number, height: number, container: 'flv' | 'mkv'): Promise<string> => {
+  const spec: ClipSpec = {
+    width,
+    height,
+    seconds: 6,
+    fps: 15,
+    container,
+    video: { type: 'testsrc' },
+    audio: { type: 'tones', tones: [{ hz: 220, seconds: 6 }] },
+  };
+  return makeClip(spec, clipsDir);
+};
+
+/** ffmpeg processes pulling the given URI into the analysis pipes (not the test's publishers). */
+function pullers(uri: string): number[] {
+  const table = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+  return table
+    .split('\n')
+    .filter((line) => line.includes(` -i ${uri} `) && line.includes('pipe:3'))
+    .map((line) => Number.parseInt(line.trim(), 10));
+}
+
+async function createSession(streamUri: string) {
+  const created = await services.api('POST', '/v1/sessions', { body: { name: streamUri, streamUri } });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  return created.body._id as string;
+}
+
+test.before(async () => {
+  const [rtmpPort, rtmpsPort, rtspPort] = [await freePort(), await freePort(), await freePort()];
+  const [hd, uhd, hdMkv] = await Promise.all([clip(1280, 720, 'flv'), clip(2560, 1440, 'flv'), clip(1280, 720, 'mkv')]);
+  rtmp = await startRtmpServer({ dir: join(dir, 'rtmp'), rtmpPort, rtmpsPort });
+  rtsp = await startRtspServer({ dir: join(dir, 'rtsp'), port: rtspPort, mounts: { hd: hdMkv } });
+  publishers.push(publish(hd, rtmp.url('hd')), publish(uhd, rtmp.url('uhd')));
+  await Promise.all([waitForStream(rtmp.url('hd')), waitForStream(rtmp.url('uhd')), waitForStream(rtsp.url('hd'))]);
+  services = await startServices({
+    name: 'streams',
+    env: { STREAM_UNREACHABLE_SECONDS: String(UNREACHABLE_SECONDS), HEARTBEAT_SECONDS: '1' },
+  });
+  nc = await connectBus('sessions-streams test');
+});
+
+test.after(async () => {
+  await services?.stop();
+  await Promise.all(publishers.map((p) => p.stop()));
+  await rtsp?.stop();
+  await rtmp?.stop();
+  await nc?.drain();
+});
+
+for (const protocol of ['rtmp', 'rtmps', 'rtsp'] as const) {
+  test(`a 720p ${protocol} stream is accepted and analysed; stop ends ffmpeg within 2 s`, async () => {
+    const uri = protocol === 'rtmp' ? rtmp.url('hd') : protocol === 'rtmps' ? rtmp.secureUrl('hd') : rtsp.url('hd');
+    const id = await createSession(uri);
+    const working = await services.waitForSession(id, (s) => s.meta.workerState === 'working' && s.meta.mediaSeconds > 1);
+    assert.is(working.state, 'active');
+    assert.is(working.sources[0].device, protocol);
+    assert.ok(pullers(uri).length >= 1, 'an ffmpeg pulls the stream');
+    const stopped = await services.api('POST', `/v1/sessions/${id}/stop`);
+    assert.is(stopped.status, 200);
+    assert.is(stopped.body.state, 'finished');
+    const at = Date.now();
+    await waitUntil('ffmpeg to exit', async () => pullers(uri).length === 0, 2000);
+    assert.ok(Date.now() - at <= 2000);
+  });
+}
+
+test('a 1440p stream ends the session with resolution_exceeded and nothing analysed', async () => {
+  const id = await createSession(rtmp.url('uhd'));
+  const finished = await services.waitForSession(id, (s) => s.state === 'finished');
+  assert.is(finished.meta.stopReason, 'resolution_exceeded');
+  assert.is(finished.meta.workerState, 'failed');
+  assert.match(finished.meta.failure, /2560x1440/);
+  const audio = await services.api('GET', `/v1/sessions/${id}/audio/features?granularity=5`);
+  assert.is(audio.status, 200);
+  assert.equal(audio.body.timeline, []);
+  const faces = await services.api('GET', `/v1/sessions/${id}/emotions/timeline?granularity=5`);
+  assert.equal(faces.body.timeline, []);
+});
+
+test('a stream that cannot be reached ends the session with stream_unreachable', async () => {
+  const deadPort = await freePort();
+  const id = await createSession(`rtmp://127.0.0.1:${deadPort}/live/nothing`);
+  const finished = await services.waitForSession(id, (s) => s.state === 'finished', (UNREACHABLE_SECONDS + 20) * 1000);
+  assert.is(finished.meta.stopReason, 'stream_unreachable');
+  assert.is(finished.meta.workerState, 'failed');
+  assert.ok(finished.duration >= UNREACHABLE_SECONDS, `ended after ${finished.duration} s`);
+});
+
+test('killing ffmpeg makes the worker reconnect: reconnecting, then working again', async () => {
+  const uri = rtmp.url('hd');
+  const id = await createSession(uri);
+  await services.waitForSession(id, (s) => s.meta.workerState === 'working');
+  const states: string[] = [];
+  const sub = nc.subscribe(subjects.workerState(id), {
+    callback: (_err, msg) => states.push(msg.json<{ state: string }>().state),
+  });
+  const [pid] = pullers(uri);
+  assert.ok(pid, 'found the session ffmpeg');
+  process.kill(pid as number, 'SIGKILL');
+  await waitUntil('reconnecting then working', async () => {
+    const i = states.indexOf('reconnecting');
+    return i >= 0 && states.indexOf('working', i) > i;
+  }, 20_000);
+  sub.unsubscribe();
+  const session = await services.waitForSession(id, (s) => s.meta.workerState === 'working');
+  assert.is(session.state, 'active');
+  assert.ok(pullers(uri).some((other) => other !== pid), 'a new ffmpeg pulls the stream');
+  await services.api('POST', `/v1/sessions/${id}/stop`);
+});
+
+test.run();
