@@ -1,0 +1,72 @@
+// Two actor hosts; the one that owns a session is killed with SIGKILL; the other takes the
+// session over from the KV and restarts its worker.
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { config } from '../../bus/config.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
+import { makeClip } from '../support/clips.ts';
+import { freePort } from '../support/ports.ts';
+import { startServices, type Services } from '../support/services.ts';
+import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
+
+let services: Services;
+let rtmp: RtmpServer;
+let publisher: Publisher;
+
+/** The parent PIDs of the ffmpeg processes pulling `uri` into the analysis pipes. */
+function pullerParents(uri: string): { pid: number; ppid: number }[] {
+  return execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes(` -i ${uri} `) && line.includes('pipe:3'))
+    .map((line) => {
+      const [pid, ppid] = line.trim().split(/\s+/).map(Number);
+      return { pid: pid as number, ppid: ppid as number };
+    });
+}
+
+test.before(async () => {
+  const dir = join(config.varDir, 'test', 'streams', `failover-${process.pid}`);
+  rtmp = await startRtmpServer({ dir, rtmpPort: await freePort(), rtmpsPort: await freePort() });
+  const clip = await makeClip(
+    { width: 640, height: 360, seconds: 6, fps: 15, container: 'flv', video: { type: 'testsrc' }, audio: { type: 'tones', tones: [{ hz: 300, seconds: 6 }] } },
+    join(config.varDir, 'test', 'clips'),
+  );
+  publisher = publish(clip, rtmp.url('failover'));
+  await waitForStream(rtmp.url('failover'));
+  services = await startServices({ name: 'failover', hosts: 2, env: { HEARTBEAT_SECONDS: '1', TAKEOVER_SECONDS: '4' } });
+});
+
+test.after(async () => {
+  await services?.stop();
+  await publisher?.stop();
+  await rtmp?.stop();
+});
+
+test('kill -9 of the owning host: the other host takes the session over within 15 s', async () => {
+  const uri = rtmp.url('failover');
+  const created = await services.api('POST', '/v1/sessions', { body: { name: 'failover', streamUri: uri } });
+  assert.is(created.status, 201);
+  const before = await services.waitForSession(created.body._id, (s) => s.meta.workerState === 'working');
+  const [puller] = pullerParents(uri);
+  const owner = services.hosts.find((host) => host.pid === puller?.ppid);
+  const survivor = services.hosts.find((host) => host !== owner);
+  assert.ok(owner && survivor, 'one host runs the worker');
+
+  process.kill(owner!.pid, 'SIGKILL');
+  const killedAt = Date.now();
+  await waitUntil('takeover', async () => pullerParents(uri).some((p) => p.ppid === survivor!.pid), 15_000);
+  const after = await services.waitForSession(before._id, (s) => s.meta.workerState === 'working', 15_000 - (Date.now() - killedAt));
+  assert.ok(Date.now() - killedAt <= 15_000, `took ${Date.now() - killedAt} ms`);
+  assert.is(after.state, 'active');
+  assert.is(after._id, before._id);
+  assert.is(after.timestamp, before.timestamp);
+  assert.is(after.user, before.user);
+  assert.ok(Date.parse(after.meta.healthCheck) > killedAt, 'heartbeats resumed');
+  // The dead host's ffmpeg loses its reader and exits by itself.
+  await waitUntil('orphaned ffmpeg to exit', async () => !pullerParents(uri).some((p) => p.pid === puller!.pid), 15_000);
+});
+
+test.run();
