@@ -51,6 +51,7 @@ export class StreamWorker implements Child {
       stt: options.speechToText,
       onRow: (row) => rows.publish(session, 'speech', [row], `${session}.speech.${Math.round(row.start * 1000)}`),
       onDropped: (total) => log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind'),
+      onError: (error) => log.error({ session, err: error }, 'a speech segment could not be transcribed'),
     });
     this.done = this.run().finally(() => this.transcripts.close());
   }
