@@ -120,7 +120,7 @@ test('killing ffmpeg makes the worker reconnect: reconnecting, then working agai
   await services.waitForSession(id, (s) => s.meta.workerState === 'working');
   const states: string[] = [];
   const sub = nc.subscribe(subjects.workerState(id), {
-    callback: (_err, msg) => states.push(msg.json<{ state: string }>().state),
+    callback: (_err, msg) => void states.push(msg.json<{ state: string }>().state),
   });
   const [pid] = pullers(uri);
   assert.ok(pid, 'found the session ffmpeg');
