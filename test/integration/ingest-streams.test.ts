@@ -1,0 +1,247 @@
+// Ingest against real local stream servers: nginx-rtmp (rtmp, rtmps through TLS) and
+// GStreamer's RTSP server, fed by looped pre-encoded clips.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { config } from '../../bus/config.ts';
+import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/ingest.ts';
+import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
+import { makeClip, type ClipSpec } from '../support/clips.ts';
+import { freePort } from '../support/ports.ts';
+import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+import { startRtspServer, type RtspServer } from '../support/streams/rtsp-server.ts';
+import { publish, waitForStream } from '../support/streams/publish.ts';
+
+const FPS = 4;
+const TONE_HZ = 440;
+const streamsDir = join(config.varDir, 'test', 'streams', 'ingest');
+const clipsDir = join(config.varDir, 'test', 'clips');
+
+const toneClip: ClipSpec = {
+  width: 1280, height: 720, seconds: 10, fps: 25,
+  video: { type: 'testsrc' },
+  audio: { type: 'tones', tones: [{ hz: TONE_HZ, seconds: 10 }] },
+};
+const bigClip: ClipSpec = {
+  width: 2560, height: 1440, seconds: 4, fps: 10,
+  video: { type: 'color', color: 'teal' },
+  audio: { type: 'silence' },
+};
+const muteClip: ClipSpec = {
+  width: 480, height: 640, seconds: 4, fps: 25,
+  video: { type: 'testsrc' },
+  audio: { type: 'none' },
+};
+
+const cleanups: (() => Promise<void>)[] = [];
+let rtmp: RtmpServer;
+let rtsp: RtspServer;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test.before(async () => {
+  const [tone, toneMp4, big, mute, muteMkv] = await Promise.all([
+    makeClip(toneClip, clipsDir),
+    makeClip({ ...toneClip, container: 'mp4' }, clipsDir),
+    makeClip(bigClip, clipsDir),
+    makeClip(muteClip, clipsDir),
+    makeClip({ ...muteClip, container: 'mkv' }, clipsDir),
+  ]);
+  const [rtmpPort, rtmpsPort, rtspPort] = [await freePort(), await freePort(), await freePort()];
+  rtmp = await startRtmpServer({ dir: streamsDir, rtmpPort, rtmpsPort });
+  cleanups.push(() => rtmp.stop());
+  rtsp = await startRtspServer({ dir: streamsDir, port: rtspPort, mounts: { tone: toneMp4, mute: muteMkv } });
+  cleanups.push(() => rtsp.stop());
+  for (const [name, clip] of [['tone', tone], ['big', big], ['mute', mute]] as const) {
+    const publisher = publish(clip, rtmp.url(name));
+    cleanups.push(() => publisher.stop());
+  }
+  await Promise.all([
+    waitForStream(rtmp.url('tone')),
+    waitForStream(rtmp.url('big')),
+    waitForStream(rtmp.url('mute')),
+    waitForStream(rtsp.url('tone')),
+    waitForStream(rtsp.url('mute')),
+  ]);
+});
+
+test.after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => console.error(error));
+});
+
+interface Observed {
+  info: IngestInfo | undefined;
+  mediaBeforeInfo: number;
+  frameSizes: Set<number>;
+  framesInWindow: number;
+  audioBytesInWindow: number;
+  zeroCrossingsInWindow: number;
+  distinctFrameBytes: number;
+  exit: IngestExit | undefined;
+}
+
+// Pulls `uri`; from the first frame on, skips `warmupSeconds` (connection bursts), then counts what
+// arrives during `windowSeconds`.
+async function observe(uri: string, warmupSeconds: number, windowSeconds: number): Promise<Observed> {
+  const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 });
+  const seen: Observed = {
+    info: undefined, mediaBeforeInfo: 0, frameSizes: new Set(), framesInWindow: 0,
+    audioBytesInWindow: 0, zeroCrossingsInWindow: 0, distinctFrameBytes: 0, exit: undefined,
+  };
+  let windowStart = Infinity;
+  let windowEnd = Infinity;
+  let previousSample = 0;
+  const inWindow = (at: number) => at >= windowStart && at < windowEnd;
+  const startWindow = (at: number) => {
+    if (windowStart !== Infinity) return;
+    windowStart = at + warmupSeconds * 1000;
+    windowEnd = windowStart + windowSeconds * 1000;
+  };
+  ingest.on('info', (info) => (seen.info = info));
+  ingest.on('audio', (chunk, receivedAt) => {
+    if (!seen.info) seen.mediaBeforeInfo++;
+    if (!inWindow(receivedAt)) return;
+    seen.audioBytesInWindow += chunk.length;
+    for (let i = 0; i + 1 < chunk.length; i += 2) {
+      const sample = chunk.readInt16LE(i);
+      if ((sample >= 0) !== (previousSample >= 0)) seen.zeroCrossingsInWindow++;
+      previousSample = sample;
+    }
+  });
+  ingest.on('frame', (frame) => {
+    if (!seen.info) seen.mediaBeforeInfo++;
+    startWindow(frame.receivedAt);
+    seen.frameSizes.add(frame.rgb.length);
+    seen.distinctFrameBytes = Math.max(seen.distinctFrameBytes, new Set(frame.rgb.subarray(0, 3000)).size);
+    if (inWindow(frame.receivedAt)) seen.framesInWindow++;
+  });
+  ingest.on('exit', (exit) => (seen.exit = exit));
+  ingest.start();
+  try {
+    const deadline = Date.now() + 20000;
+    while (Date.now() < deadline && !seen.exit && !(Date.now() >= windowEnd)) await sleep(100);
+  } finally {
+    await ingest.stop();
+  }
+  return seen;
+}
+
+function assertLiveToneStream(seen: Observed, label: string): void {
+  assert.ok(seen.info, `${label}: info`);
+  assert.equal(seen.mediaBeforeInfo, 0, `${label}: nothing delivered before info`);
+  assert.equal(
+    seen.info,
+    { width: 1280, height: 720, hasAudio: true, hasVideo: true, outputWidth: 640, outputHeight: 360 },
+    label,
+  );
+  assert.equal([...seen.frameSizes], [640 * 360 * 3], `${label}: every frame is 640x360 RGB`);
+  assert.ok(seen.distinctFrameBytes > 10, `${label}: frames carry a picture`);
+  const seconds = 3;
+  assert.ok(
+    seen.framesInWindow >= (FPS - 1) * seconds && seen.framesInWindow <= (FPS + 1) * seconds,
+    `${label}: ${seen.framesInWindow} frames in ${seconds} s at ${FPS} fps`,
+  );
+  const bytesPerSecond = seen.audioBytesInWindow / seconds;
+  assert.ok(
+    Math.abs(bytesPerSecond - AUDIO_BYTES_PER_SECOND) < AUDIO_BYTES_PER_SECOND * 0.15,
+    `${label}: ${bytesPerSecond} audio bytes/s`,
+  );
+  const hz = seen.zeroCrossingsInWindow / 2 / seconds;
+  assert.ok(Math.abs(hz - TONE_HZ) < TONE_HZ * 0.05, `${label}: tone heard at ${hz} Hz`);
+  assert.is(seen.exit?.reason, 'stopped', label);
+}
+
+test('rtmp: info, 640x360 frames at the analysis rate, 16 kHz audio', async () => {
+  assertLiveToneStream(await observe(rtmp.url('tone'), 1, 3), 'rtmp');
+});
+
+test('rtmps: the same through TLS', async () => {
+  assertLiveToneStream(await observe(rtmp.secureUrl('tone'), 1, 3), 'rtmps');
+});
+
+test('rtsp: the same over RTSP (TCP transport)', async () => {
+  assertLiveToneStream(await observe(rtsp.url('tone'), 1, 3), 'rtsp');
+});
+
+test('a 2560x1440 stream reports its real size and is scaled to 640x360', async () => {
+  const seen = await observe(rtmp.url('big'), 0, 1);
+  assert.equal(seen.info, {
+    width: 2560, height: 1440, hasAudio: true, hasVideo: true, outputWidth: 640, outputHeight: 360,
+  });
+  assert.equal([...seen.frameSizes], [640 * 360 * 3]);
+});
+
+for (const scheme of ['rtmp', 'rtsp'] as const) {
+  test(`${scheme}: a stream without audio still delivers frames, and says it has no audio`, async () => {
+    const seen = await observe(scheme === 'rtmp' ? rtmp.url('mute') : rtsp.url('mute'), 1, 2);
+    assert.equal(seen.info, {
+      width: 480, height: 640, hasAudio: false, hasVideo: true, outputWidth: 480, outputHeight: 640,
+    });
+    assert.equal([...seen.frameSizes], [480 * 640 * 3]);
+    assert.ok(seen.framesInWindow >= (FPS - 1) * 2, `${seen.framesInWindow} frames in 2 s`);
+    assert.ok((seen.exit?.mediaSeconds ?? 0) > 2, `media seconds ${seen.exit?.mediaSeconds}`);
+  });
+}
+
+for (const scheme of ['rtmp', 'rtsp'] as const) {
+  test(`${scheme} to a closed port exits within the timeout, with a reason`, async () => {
+    const port = await freePort();
+    const uri = scheme === 'rtmp' ? `rtmp://127.0.0.1:${port}/live/none` : `rtsp://127.0.0.1:${port}/none`;
+    const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3 });
+    const started = Date.now();
+    const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
+    ingest.start();
+    try {
+      const result = await Promise.race([exit, sleep(5000).then(() => undefined)]);
+      assert.ok(result, 'exited');
+      assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+      assert.match(result.reason, /refused/i);
+      assert.is(result.stopped, false);
+      assert.is(result.mediaSeconds, 0);
+    } finally {
+      await ingest.stop();
+    }
+  });
+}
+
+test('a stream that stops sending ends the ingest within the timeout', async () => {
+  const name = 'vanishing';
+  const publisher = publish(await makeClip(toneClip, clipsDir), rtmp.url(name));
+  const ingest = new Ingest({ uri: rtmp.url(name), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3 });
+  try {
+    await waitForStream(rtmp.url(name));
+    const firstFrame = new Promise((resolve) => ingest.once('frame', resolve));
+    const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
+    ingest.start();
+    await firstFrame;
+    await publisher.stop();
+    const stoppedAt = Date.now();
+    const result = await Promise.race([exit, sleep(10000).then(() => undefined)]);
+    assert.ok(result, 'exited');
+    assert.ok(Date.now() - stoppedAt < 6000, `took ${Date.now() - stoppedAt} ms`);
+    assert.ok(result.reason.length > 0, 'a reason');
+    assert.ok(result.mediaSeconds > 0);
+  } finally {
+    await ingest.stop();
+    await publisher.stop();
+  }
+});
+
+test('stop() ends ffmpeg within 2 s and leaves no process', async () => {
+  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 });
+  const firstFrame = new Promise((resolve) => ingest.once('frame', resolve));
+  ingest.start();
+  try {
+    await firstFrame;
+    const pid = ingest.pid;
+    assert.ok(pid, 'ffmpeg started');
+    const started = Date.now();
+    await ingest.stop();
+    assert.ok(Date.now() - started < 2000, `stop took ${Date.now() - started} ms`);
+    assert.throws(() => process.kill(pid, 0), /ESRCH/);
+  } finally {
+    await ingest.stop();
+  }
+});
+
+test.run();

@@ -1,0 +1,51 @@
+// Publishing a pre-encoded clip as a live stream, looped at its own pace without re-encoding
+// (about 1% of a core), and waiting until a stream can actually be played.
+import { execFile } from 'node:child_process';
+import { startProcess, type ServerProcess } from './process.ts';
+
+export interface Publisher {
+  pid: number;
+  stop(): Promise<void>;
+}
+
+// rtmp(s) URLs get FLV; udp URLs (the RTSP server's feeds) get MPEG-TS.
+function outputFormat(url: string): string[] {
+  if (/^rtmps?:\/\//.test(url)) return ['-f', 'flv'];
+  if (/^udp:\/\//.test(url)) return ['-f', 'mpegts'];
+  throw new Error(`cannot publish to ${url}`);
+}
+
+export function publish(clip: string, url: string, ffmpegPath = 'ffmpeg'): Publisher {
+  const target = /^udp:\/\//.test(url) && !url.includes('?') ? `${url}?pkt_size=1316` : url;
+  const process: ServerProcess = startProcess(ffmpegPath, [
+    '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'warning',
+    '-re', '-stream_loop', '-1', '-i', clip,
+    '-c', 'copy', ...outputFormat(url), target,
+  ]);
+  return { pid: process.pid, stop: () => process.stop() };
+}
+
+function timeoutArgs(url: string, seconds: number): string[] {
+  const micros = String(seconds * 1e6);
+  return url.startsWith('rtsp://') ? ['-rtsp_transport', 'tcp', '-timeout', micros] : ['-rw_timeout', micros];
+}
+
+function probeOnce(url: string, ffprobePath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(
+      ffprobePath,
+      ['-v', 'error', ...timeoutArgs(url, 2), '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', url],
+      { timeout: 6000, killSignal: 'SIGKILL' },
+      (error, stdout) => resolve(!error && /video|audio/.test(stdout)),
+    );
+  });
+}
+
+// Resolves once ffprobe sees a stream at `url`; rejects after timeoutMs.
+export async function waitForStream(url: string, timeoutMs = 20000, ffprobePath = 'ffprobe'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probeOnce(url, ffprobePath))) {
+    if (Date.now() > deadline) throw new Error(`no stream at ${url} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}

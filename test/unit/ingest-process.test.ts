@@ -1,0 +1,35 @@
+// The ffmpeg process lifecycle around the media: bad options, a missing binary, stop().
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { config } from '../../bus/config.ts';
+import { Ingest, type IngestExit } from '../../actors/ingest/ingest.ts';
+
+test('rejects a URI it must not open, before starting anything', () => {
+  for (const uri of ['file:///etc/passwd', 'http://127.0.0.1/a.flv', 'concat:a|b']) {
+    assert.throws(() => new Ingest({ uri, fps: 4, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 }), /scheme/);
+  }
+  assert.throws(() => new Ingest({ uri: 'rtmp://h/a', fps: 0, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 }), /fps/);
+});
+
+test('a missing ffmpeg binary ends with a reason, not a crash', async () => {
+  const ingest = new Ingest({ uri: 'rtmp://127.0.0.1:1/live/a', fps: 4, ffmpegPath: '/nonexistent/ffmpeg', timeoutSeconds: 5 });
+  const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
+  ingest.start();
+  const result = await exit;
+  assert.match(result.reason, /cannot run \/nonexistent\/ffmpeg: .*ENOENT/);
+  assert.is(result.stopped, false);
+  await ingest.stop(); // harmless once ended
+});
+
+test('stop() before start() ends at once, and start() is then refused', async () => {
+  const ingest = new Ingest({ uri: 'rtsp://127.0.0.1:1/cam', fps: 4, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 });
+  const exits: IngestExit[] = [];
+  ingest.on('exit', (exit) => exits.push(exit));
+  await ingest.stop();
+  await ingest.stop();
+  assert.is(exits.length, 1);
+  assert.is(exits[0]?.reason, 'stopped');
+  assert.throws(() => ingest.start(), /already/);
+});
+
+test.run();
