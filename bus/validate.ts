@@ -28,7 +28,7 @@ export function parse<T extends TSchema>(
   options: { convert?: boolean } = {},
 ): Static<T> {
   let value = Value.Default(schema, structuredClone(input ?? {}));
-  if (options.convert) value = Value.Convert(schema, value);
+  if (options.convert) value = numbersFromText(schema, value);
   const check = checker(schema);
   if (check.Check(value)) return value as Static<T>;
   const details = describe(check, value, location);
@@ -41,6 +41,26 @@ export function parse<T extends TSchema>(
 
 /** Like parse, for messages between processes: a failure is the sender's bug, reported as 400. */
 export const accept = <T extends TSchema>(schema: T, input: unknown): Static<T> => parse(schema, input, 'body');
+
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/**
+ * Query strings carry text; a numeric field gets a number only when its text is a plain
+ * decimal. Anything else ("1e1", "0x10", " 5", "") stays text and fails validation, rather
+ * than being coerced into a number the client did not write.
+ */
+function numbersFromText(schema: TSchema, value: unknown): unknown {
+  const properties = (schema as { properties?: Record<string, { type?: string }> }).properties;
+  if (!properties || typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [key, property] of Object.entries(properties)) {
+    const text = out[key];
+    if ((property.type === 'integer' || property.type === 'number') && typeof text === 'string' && DECIMAL.test(text)) {
+      out[key] = Number(text);
+    }
+  }
+  return out;
+}
 
 function describe(check: TypeCheck<TSchema>, value: unknown, location: Location): ErrorDetail[] {
   const seen = new Set<string>();

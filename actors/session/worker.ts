@@ -39,6 +39,7 @@ export function exceedsResolution(width: number, height: number): boolean {
 export class StreamWorker implements Child {
   readonly done: Promise<void>;
   private stopping = false;
+  private readonly stopped = new AbortController();
   private ingest?: Ingest;
   private mediaSeconds = 0;
   private readonly transcripts: TranscriptQueue;
@@ -58,6 +59,7 @@ export class StreamWorker implements Child {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     await this.ingest?.stop();
     await this.done.catch(() => {});
   }
@@ -85,7 +87,8 @@ export class StreamWorker implements Child {
         return;
       }
       log.info({ session: this.options.session, reason: outcome.reason, backoffMs }, 'stream lost; reconnecting');
-      await sleep(Math.min(backoffMs, Math.max(0, limitMs - (Date.now() - lastMediaAt))));
+      const wait = Math.min(backoffMs, Math.max(0, limitMs - (Date.now() - lastMediaAt)));
+      await sleep(wait, undefined, { signal: this.stopped.signal }).catch(() => {});
       backoffMs = Math.min(backoffMs * 2, 10_000);
     }
   }

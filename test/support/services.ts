@@ -51,8 +51,9 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     ...process.env,
     ALLOW_PRIVATE_STREAM_HOSTS: 'true',
     AUTH_TOKENS_FILE: tokensFile,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     ...options.env,
+    // Readiness is read from the hosts' "actor host ready" log line.
+    LOG_LEVEL: 'info',
   };
   let hostCount = 0;
   const hosts: Service[] = [];
@@ -67,14 +68,20 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     await waitForLog(join(dir, `${id}.log`), 'actor host ready', host);
     return host;
   };
-  for (let i = 0; i < (options.hosts ?? 1); i++) await startHost();
-  const gateway = startService(`${options.name}-gateway`, process.execPath, [...tsx, join(root, 'gateway/main.ts')], {
-    logFile: join(dir, 'gateway.log'),
-    env: { ...baseEnv, PORT: String(port), HOST_ID: `${options.name}-gateway` },
-    cwd: root,
-  });
+  let gateway: Service | undefined;
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 30_000);
+  try {
+    for (let i = 0; i < (options.hosts ?? 1); i++) await startHost();
+    gateway = startService(`${options.name}-gateway`, process.execPath, [...tsx, join(root, 'gateway/main.ts')], {
+      logFile: join(dir, 'gateway.log'),
+      env: { ...baseEnv, PORT: String(port), HOST_ID: `${options.name}-gateway` },
+      cwd: root,
+    });
+    await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 30_000);
+  } catch (error) {
+    await Promise.all([gateway, ...hosts].map((service) => service?.stop()));
+    throw error;
+  }
 
   const api: Services['api'] = async (method, path, request = {}) => {
     const headers: Record<string, string> = { ...request.headers };
@@ -117,7 +124,7 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
         await api('POST', `/v1/sessions/${session._id}/stop`, { token: user.token }).catch(() => undefined);
       }
     }
-    await gateway.stop();
+    await gateway?.stop();
     await Promise.all(hosts.map((host) => host.stop()));
   };
 

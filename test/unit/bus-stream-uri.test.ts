@@ -1,0 +1,89 @@
+// Stream URIs: only rtmp, rtmps and rtsp; credentials never shown; private addresses spotted.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ServiceError } from '../../bus/errors.ts';
+import { isPrivateAddress, parseStreamUri } from '../../bus/stream-uri.ts';
+
+function refused(raw: string): ServiceError {
+  try {
+    parseStreamUri(raw);
+  } catch (error) {
+    assert.instance(error, ServiceError);
+    const e = error as ServiceError;
+    assert.is(e.status, 400);
+    assert.equal(e.details?.map((d) => d.field), ['body.streamUri']);
+    assert.match(e.message, /^body\.streamUri: /);
+    return e;
+  }
+  throw new assert.Assertion({ message: `${raw} was accepted`, generated: false, operator: 'throws', expects: 'throw', actual: 'none' });
+}
+
+test('the three stream schemes are accepted', () => {
+  assert.equal(parseStreamUri('rtmp://example.com/live/key'), { protocol: 'rtmp', hostname: 'example.com', display: 'rtmp://example.com/live/key' });
+  assert.equal(parseStreamUri('rtmps://example.com:443/live/key'), { protocol: 'rtmps', hostname: 'example.com', display: 'rtmps://example.com:443/live/key' });
+  assert.equal(parseStreamUri('rtsp://10.0.0.5:8554/cam?profile=1'), { protocol: 'rtsp', hostname: '10.0.0.5', display: 'rtsp://10.0.0.5:8554/cam?profile=1' });
+  assert.is(parseStreamUri('RTMP://Example.COM/live').protocol, 'rtmp');
+});
+
+test('every other scheme, and what is not an absolute URI, is refused', () => {
+  for (const raw of ['http://example.com/x', 'https://example.com/x.m3u8', 'file:///etc/passwd', 'concat:/a|/b',
+    'udp://1.2.3.4:5', 'srt://1.2.3.4', 'data:text/plain,x', '/var/clip.flv', 'clip.flv', 'example.com/live', '']) {
+    refused(raw);
+  }
+  assert.match(refused('http://example.com').message, /rtmp, rtmps, rtsp/);
+});
+
+test('a URI without a host, or with white space or NUL, is refused', () => {
+  refused('rtmp:///live/x');
+  refused('rtmp://');
+  refused('rtmp://example.com/live/a b');
+  refused('rtmp://example.com/live/\0x');
+  refused('rtmp://example.com/live/x\n');
+});
+
+test('over 2048 characters is refused; 2048 is accepted', () => {
+  const prefix = 'rtmp://example.com/';
+  assert.is(parseStreamUri(prefix + 'k'.repeat(2048 - prefix.length)).protocol, 'rtmp');
+  assert.match(refused(prefix + 'k'.repeat(2049 - prefix.length)).message, /2048/);
+});
+
+test('credentials are stripped from what is shown', () => {
+  assert.is(parseStreamUri('rtmp://user:secret@example.com:1935/live/x').display, 'rtmp://example.com:1935/live/x');
+  assert.is(parseStreamUri('rtsp://admin@10.0.0.5/cam').display, 'rtsp://10.0.0.5/cam');
+  assert.is(parseStreamUri('rtsp://:pw@10.0.0.5/cam').display, 'rtsp://10.0.0.5/cam');
+  const encoded = parseStreamUri('rtmps://u%40x:p%3Aw%2F@example.com/live');
+  assert.is(encoded.display, 'rtmps://example.com/live');
+  assert.is(encoded.hostname, 'example.com');
+});
+
+test('an IPv6 host is given without brackets', () => {
+  const uri = parseStreamUri('rtmp://[2001:db8::1]:1935/live');
+  assert.is(uri.hostname, '2001:db8::1');
+  assert.is(uri.display, 'rtmp://[2001:db8::1]:1935/live');
+});
+
+test('private, loopback, link-local and special IPv4 addresses', () => {
+  for (const address of ['127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.0.1',
+    '169.254.169.254', '0.0.0.0', '100.64.0.1', '100.127.1.1', '224.0.0.1', '255.255.255.255']) {
+    assert.ok(isPrivateAddress(address), `${address} is private`);
+  }
+  for (const address of ['8.8.8.8', '1.1.1.1', '172.15.0.1', '172.32.0.1', '192.169.0.1', '100.63.0.1', '100.128.0.1', '169.253.1.1', '11.0.0.1']) {
+    assert.not.ok(isPrivateAddress(address), `${address} is public`);
+  }
+});
+
+test('private, loopback, link-local and special IPv6 addresses', () => {
+  for (const address of ['::1', '::', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'FE80::abcd', 'febf::1', 'ff02::1',
+    '::ffff:127.0.0.1', '::ffff:10.1.2.3', '::FFFF:192.168.1.1']) {
+    assert.ok(isPrivateAddress(address), `${address} is private`);
+  }
+  for (const address of ['2001:4860:4860::8888', '2606:4700::1111', '::ffff:8.8.8.8', 'fec0::1']) {
+    assert.not.ok(isPrivateAddress(address), `${address} is public`);
+  }
+});
+
+test('what is not an address at all counts as private', () => {
+  for (const value of ['', 'localhost', 'example.com', '1.2.3', '::g']) assert.ok(isPrivateAddress(value), value);
+});
+
+test.run();

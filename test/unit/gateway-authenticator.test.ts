@@ -1,0 +1,114 @@
+// Who is calling: tokens-file entries, HS256 JWTs with `sub` and `product`, and nothing else.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { config } from '../../bus/config.ts';
+import { Authenticator, bearerToken } from '../../gateway/auth/authenticator.ts';
+
+const SECRET = 'a-test-secret-of-at-least-32-bytes!!';
+const dir = join(config.varDir, 'test', 'unit', `gateway-auth-${process.pid}`);
+mkdirSync(dir, { recursive: true });
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+function tokensFile(content: unknown): string {
+  const file = join(dir, `${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const key = (secret: string) => new TextEncoder().encode(secret);
+
+function jwt(claims: Record<string, unknown>, options: { secret?: string; alg?: string; expires?: number | string } = {}) {
+  const builder = new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? 'HS256' }).setIssuedAt();
+  if (options.expires !== undefined) builder.setExpirationTime(options.expires);
+  return builder.sign(key(options.secret ?? SECRET));
+}
+
+const jwtOnly = () => new Authenticator({ jwtSecret: SECRET });
+
+test('a tokens-file entry stands for its user and product', async () => {
+  const auth = new Authenticator({ tokensFile: tokensFile([
+    { token: 'tok-1', user: 'ann', product: 'p1' },
+    { token: 'tok-2', user: 'ben', product: 'p2' },
+  ]) });
+  assert.equal(await auth.authenticate('tok-1'), { user: 'ann', product: 'p1' });
+  assert.equal(await auth.authenticate('tok-2'), { user: 'ben', product: 'p2' });
+  assert.is(await auth.authenticate('tok-3'), undefined);
+  assert.is(await auth.authenticate('TOK-1'), undefined);
+  assert.is(await auth.authenticate(''), undefined);
+});
+
+test('a malformed tokens file stops the gateway at start', () => {
+  assert.throws(() => new Authenticator({ tokensFile: tokensFile('not json') }));
+  assert.throws(() => new Authenticator({ tokensFile: tokensFile({ token: 't', user: 'u', product: 'p' }) }), /JSON array/);
+  assert.throws(() => new Authenticator({ tokensFile: tokensFile([{ token: 't', user: '', product: 'p' }]) }), /non-empty/);
+  assert.throws(() => new Authenticator({ tokensFile: tokensFile([{ token: 't', user: 'u' }]) }), /non-empty/);
+});
+
+test('with neither a tokens file nor a JWT secret there is no way in', () => {
+  assert.throws(() => new Authenticator({}), /AUTH_TOKENS_FILE|AUTH_JWT_SECRET/);
+});
+
+test('an HS256 JWT: sub is the user, product the product', async () => {
+  const token = await jwt({ sub: 'carol', product: 'insights' }, { expires: '1h' });
+  assert.equal(await jwtOnly().authenticate(token), { user: 'carol', product: 'insights' });
+});
+
+test('a JWT without product gets the default product; without sub it is refused', async () => {
+  assert.equal(await jwtOnly().authenticate(await jwt({ sub: 'dan' })), { user: 'dan', product: 'default' });
+  assert.is(await jwtOnly().authenticate(await jwt({ product: 'x' })), undefined);
+  assert.is(await jwtOnly().authenticate(await jwt({ sub: '' })), undefined);
+  assert.is(await jwtOnly().authenticate(await jwt({ sub: 42 })), undefined);
+});
+
+test('a JWT signed with another secret is refused', async () => {
+  assert.is(await jwtOnly().authenticate(await jwt({ sub: 'eve' }, { secret: 'another-secret-of-at-least-32-bytes!' })), undefined);
+});
+
+test('an expired JWT is refused', async () => {
+  const expired = await jwt({ sub: 'fay' }, { expires: Math.floor(Date.now() / 1000) - 120 });
+  assert.is(await jwtOnly().authenticate(expired), undefined);
+});
+
+test('a JWT with alg none, or any algorithm but HS256, is refused', async () => {
+  const unsigned = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'mallory', product: 'p' })}.`;
+  assert.is(await jwtOnly().authenticate(unsigned), undefined);
+  const hs512 = await jwt({ sub: 'mallory' }, { alg: 'HS512' });
+  assert.is(await jwtOnly().authenticate(hs512), undefined);
+  // A valid HS256 signature with the header swapped to another algorithm.
+  const [, payload, signature] = (await jwt({ sub: 'mallory' })).split('.');
+  assert.is(await jwtOnly().authenticate(`${b64({ alg: 'HS384' })}.${payload}.${signature}`), undefined);
+});
+
+test('a tampered JWT payload is refused', async () => {
+  const [header, , signature] = (await jwt({ sub: 'gus', product: 'p' })).split('.');
+  assert.is(await jwtOnly().authenticate(`${header}.${b64({ sub: 'admin', product: 'p' })}.${signature}`), undefined);
+});
+
+test('a JWT is refused when only a tokens file is configured', async () => {
+  const auth = new Authenticator({ tokensFile: tokensFile([{ token: 'tok', user: 'u', product: 'p' }]) });
+  assert.is(await auth.authenticate(await jwt({ sub: 'hal' })), undefined);
+});
+
+test('both configured: both kinds of token work', async () => {
+  const auth = new Authenticator({ tokensFile: tokensFile([{ token: 'tok', user: 'ivy', product: 'p' }]), jwtSecret: SECRET });
+  assert.equal(await auth.authenticate('tok'), { user: 'ivy', product: 'p' });
+  assert.equal(await auth.authenticate(await jwt({ sub: 'jon', product: 'q' })), { user: 'jon', product: 'q' });
+});
+
+test('bearerToken reads Authorization: Bearer <token> only', () => {
+  assert.is(bearerToken('Bearer abc.def'), 'abc.def');
+  assert.is(bearerToken('bearer abc'), 'abc');
+  assert.is(bearerToken('Bearer   abc  '), 'abc');
+  assert.is(bearerToken('Bearer'), undefined);
+  assert.is(bearerToken('Bearer a b'), undefined);
+  assert.is(bearerToken('Basic YTpi'), undefined);
+  assert.is(bearerToken('abc'), undefined);
+  assert.is(bearerToken(undefined), undefined);
+});
+
+test.run();
