@@ -52,6 +52,8 @@ export const config = {
   natsUrl: text('NATS_URL', 'nats://127.0.0.1:4222'),
   clickhouseUrl: text('CLICKHOUSE_URL', 'http://127.0.0.1:8123'),
   clickhouseDatabase: text('CLICKHOUSE_DATABASE', 'emotions'),
+  // Only for the local ClickHouse that `npm start` runs; clients use the HTTP URL.
+  clickhouseTcpPort: number('CLICKHOUSE_TCP_PORT', 9000, 1),
   clickhouseUser: text('CLICKHOUSE_USER', 'default'),
   clickhousePassword: text('CLICKHOUSE_PASSWORD', ''),
   writerBatchRows: number('WRITER_BATCH_ROWS', 5000, 1),

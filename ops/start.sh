@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ops/setup.sh
 node --import tsx ops/assets/setup.ts
+# A local service pulls local streams; a deployment decides for itself (default off).
+export ALLOW_PRIVATE_STREAM_HOSTS="${ALLOW_PRIVATE_STREAM_HOSTS:-true}"
 exec node --import tsx ops/start.ts

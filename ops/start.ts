@@ -36,11 +36,11 @@ try {
     await startClickHouse({
       dir: join(dataDir, 'clickhouse'),
       httpPort: Number(clickhouseUrl.port || 8123),
-      tcpPort: Number(process.env.CLICKHOUSE_TCP_PORT ?? 9000),
+      tcpPort: config.clickhouseTcpPort,
     }),
   );
   const token = developmentToken();
-  const env = { ...process.env, ALLOW_PRIVATE_STREAM_HOSTS: process.env.ALLOW_PRIVATE_STREAM_HOSTS ?? 'true' };
+  const env = process.env;
   const tsx = ['--import', 'tsx'];
   const hostLog = join(dataDir, 'actor-host.log');
   const host = startService('actor-host', process.execPath, [...tsx, 'actors/main.ts'], { logFile: hostLog, env, cwd: config.projectRoot });

@@ -34,9 +34,6 @@ try {
         NATS_URL: nats.url,
         CLICKHOUSE_URL: clickhouse.url,
         CLICKHOUSE_DATABASE: 'emotions_test',
-        NATS_PID: String(nats.pid),
-        CLICKHOUSE_PID: String(clickhouse.pid),
-        CLICKHOUSE_DIR: join(dir, 'clickhouse'),
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
