@@ -61,7 +61,7 @@ export class ActorHost {
     await admin.close();
     const clickhouse = connectClickHouse();
     const rows = new RowPublisher(js, log);
-    const store = await SessionStore.open(js, clickhouse, rows, log);
+    const store = await SessionStore.open(nc, js, clickhouse, rows, log);
     const host = new ActorHost(hostId, nc, clickhouse, store, rows, speechToText, log);
     await host.run(js);
     return host;
@@ -131,7 +131,6 @@ export class ActorHost {
       record,
       hostId: this.id,
       store: this.store,
-      nc: this.nc,
       rows: this.rows,
       speechToText: this.speechToText,
       log: this.log,

@@ -47,6 +47,9 @@ export const config = {
   authTokensFile: optionalText('AUTH_TOKENS_FILE'),
   authJwtSecret: optionalText('AUTH_JWT_SECRET'),
   requestTimeoutMs: number('BUS_REQUEST_TIMEOUT_MS', 5000, 1),
+  wsConnectionsPerUser: number('WS_CONNECTIONS_PER_USER', 20, 1),
+  wsSubscriptionsPerConnection: number('WS_SUBSCRIPTIONS_PER_CONNECTION', 50, 1),
+  wsMessagesPerMinute: number('WS_MESSAGES_PER_MINUTE', 600, 1),
 
   // bus and storage
   natsUrl: text('NATS_URL', 'nats://127.0.0.1:4222'),

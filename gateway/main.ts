@@ -13,7 +13,17 @@ const nc = await connectBus(`gateway ${config.hostId}`);
 const app = createApp({ send: busSender(nc), authenticator, log: log.child({ component: 'gateway' }), bodyLimitBytes: config.bodyLimitBytes });
 const server = createServer(app.callback());
 server.keepAliveTimeout = 65_000;
-const webSocket = attachWebSocket(server, { nc, authenticator, send: busSender(nc), log: log.child({ component: 'ws' }) });
+const webSocket = attachWebSocket(server, {
+  nc,
+  authenticator,
+  send: busSender(nc),
+  log: log.child({ component: 'ws' }),
+  limits: {
+    connectionsPerUser: config.wsConnectionsPerUser,
+    subscriptionsPerConnection: config.wsSubscriptionsPerConnection,
+    messagesPerMinute: config.wsMessagesPerMinute,
+  },
+});
 server.listen(config.port, config.host, () => log.info({ url: `http://${config.host}:${config.port}` }, 'gateway listening'));
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

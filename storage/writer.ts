@@ -58,17 +58,14 @@ export class StorageWriter {
     }
   }
 
+  /**
+   * One pull: ends when the batch is full or the pull expires. Everything the server delivered
+   * is kept: a message dropped here would wait for its redelivery, a full ack_wait later.
+   */
   private async fetch(consumer: Consumer): Promise<JsMsg[]> {
     const messages = await consumer.fetch({ max_messages: this.batchRows, expires: Math.max(this.flushMs, 1000) });
     const batch: JsMsg[] = [];
-    const deadline = Date.now() + this.flushMs;
-    for await (const message of messages) {
-      batch.push(message);
-      if (Date.now() >= deadline) {
-        messages.stop();
-        break;
-      }
-    }
+    for await (const message of messages) batch.push(message);
     return batch;
   }
 

@@ -88,7 +88,7 @@ function requireActive(state: string): void {
 function checkFormat(source: SensorSource, events: EventInput[]): void {
   const details: ErrorDetail[] = [];
   events.forEach((event, index) => {
-    const field = `body[${index}].data`;
+    const field = `body.${index}.data`;
     if (source.format === 'scalar' && (typeof event.data !== 'number' || !Number.isFinite(event.data))) {
       details.push({ field, message: 'must be a finite number for a scalar source' });
     }

@@ -6,8 +6,6 @@
 import { config } from '../../bus/config.ts';
 import type { SessionRecord, StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
-import { subjects } from '../../bus/subjects.ts';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { Actor } from '../actor.ts';
 import type { RowPublisher } from '../rows.ts';
 import { Supervisor, DEFAULT_SUPERVISION, type Child, type SupervisorOptions } from '../supervisor.ts';
@@ -27,7 +25,6 @@ export interface SessionActorOptions {
   record: SessionRecord;
   hostId: string;
   store: SessionStore;
-  nc: NatsConnection;
   rows: RowPublisher;
   speechToText: SpeechToText;
   log: Logger;
@@ -95,7 +92,6 @@ export class SessionActor extends Actor<Message> {
         return;
       case 'worker-state':
         this.workerState = message.state;
-        this.options.nc.publish(subjects.workerState(this.id), JSON.stringify({ session: this.id, state: message.state, at: Date.now() }));
         await this.write((record) => ({ ...record, workerState: message.state }));
         return;
       case 'worker-ended':

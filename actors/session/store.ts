@@ -6,7 +6,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { buckets } from '../../bus/subjects.ts';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { buckets, subjects } from '../../bus/subjects.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import { indexRow, indexSession } from '../../storage/sessions-index.ts';
@@ -23,19 +24,21 @@ export const UNCHANGED = Symbol('unchanged');
 export class SessionStore {
   private constructor(
     readonly kv: KV,
+    private readonly nc: NatsConnection,
     private readonly clickhouse: ClickHouseClient,
     private readonly rows: RowPublisher,
     private readonly log: Logger,
   ) {}
 
   static async open(
+    nc: NatsConnection,
     js: JetStreamClient,
     clickhouse: ClickHouseClient,
     rows: RowPublisher,
     log: Logger,
   ): Promise<SessionStore> {
     const kv = await new Kvm(js).create(buckets.sessions, { history: 1, storage: StorageType.File });
-    return new SessionStore(kv, clickhouse, rows, log);
+    return new SessionStore(kv, nc, clickhouse, rows, log);
   }
 
   async get(id: string): Promise<Versioned | undefined> {
@@ -47,6 +50,7 @@ export class SessionStore {
   async create(record: SessionRecord): Promise<Versioned> {
     const revision = await this.kv.create(record.id, JSON.stringify(record));
     await this.index(record, revision);
+    this.announce(record);
     return { record, revision };
   }
 
@@ -67,12 +71,22 @@ export class SessionStore {
       try {
         const revision = await this.kv.update(id, JSON.stringify(next), current.revision);
         await this.index(next, revision);
+        if (next.workerState !== current.record.workerState || next.state !== current.record.state) this.announce(next);
         return { record: next, revision };
       } catch (error) {
         if (!isConflict(error)) throw error;
       }
     }
     throw new Error(`session ${id}: too many concurrent changes`);
+  }
+
+  /** Live subscribers hear of every worker state, including the last one. */
+  private announce(record: SessionRecord): void {
+    const { id, state, workerState, stopReason } = record;
+    this.nc.publish(
+      subjects.workerState(id),
+      JSON.stringify({ session: id, state: workerState, sessionState: state, ...(stopReason ? { stopReason } : {}), at: Date.now() }),
+    );
   }
 
   private async index(record: SessionRecord, revision: number): Promise<void> {

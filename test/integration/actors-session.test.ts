@@ -63,7 +63,6 @@ function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: strin
     record: r,
     hostId: r.owner ?? 'host-a',
     store,
-    nc,
     rows,
     speechToText,
     log: quiet,
@@ -84,7 +83,7 @@ test.before(async () => {
   await admin.close();
   clickhouse = connectClickHouse();
   rows = new RowPublisher(jetstream(nc), quiet);
-  store = await SessionStore.open(jetstream(nc), clickhouse, rows, quiet);
+  store = await SessionStore.open(nc, jetstream(nc), clickhouse, rows, quiet);
   speechToText = await SpeechToText.load();
 });
 

@@ -129,11 +129,12 @@ test('killing ffmpeg makes the worker reconnect: reconnecting, then working agai
     const i = states.indexOf('reconnecting');
     return i >= 0 && states.indexOf('working', i) > i;
   }, 20_000);
-  sub.unsubscribe();
   const session = await services.waitForSession(id, (s) => s.meta.workerState === 'working');
   assert.is(session.state, 'active');
   assert.ok(pullers(uri).some((other) => other !== pid), 'a new ffmpeg pulls the stream');
   await services.api('POST', `/v1/sessions/${id}/stop`);
+  await waitUntil('the final state to be announced live', async () => states.at(-1) === 'stopped', 5000);
+  sub.unsubscribe();
 });
 
 test.run();
