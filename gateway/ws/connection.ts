@@ -1,0 +1,210 @@
+// One client socket: authentication first, then requests, each answered once; subscriptions
+// join the gateway's shared feeds and leave them when the socket goes.
+import type { WebSocket } from 'ws';
+import type { Caller, Session } from '../../bus/contracts/session.ts';
+import { ServiceError } from '../../bus/errors.ts';
+import { newId } from '../../bus/ids.ts';
+import type { Logger } from '../../bus/log.ts';
+import { parse } from '../../bus/validate.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
+import type { Send } from '../routes/bus-call.ts';
+import type { Feeds } from './feeds.ts';
+import { MessageRate, type UserConnections, type WsLimits } from './limits.ts';
+import {
+  AuthBody,
+  PATHS,
+  SubscribeBody,
+  UnsubscribeBody,
+  WsRequest,
+  errorReply,
+  eventFrame,
+  okReply,
+  parseKey,
+} from './protocol.ts';
+
+export interface ConnectionDeps {
+  authenticator: Authenticator;
+  send: Send;
+  feeds: Feeds;
+  users: UserConnections;
+  limits: WsLimits;
+  log: Logger;
+}
+
+/** Close codes: standard ones where they fit, 44xx mirroring the HTTP status otherwise. */
+export const CLOSE = {
+  invalidJson: 1007,
+  tooSlow: 1013,
+  goingAway: 1001,
+  unauthorized: 4401,
+  idle: 4408,
+  tooManyConnections: 4429,
+} as const;
+
+export class Connection {
+  private caller?: Caller;
+  /** Settles once the first message has been judged: true when the socket is authenticated. */
+  private authenticated?: Promise<boolean>;
+  private readonly subscriptions = new Map<string, () => void>();
+  private pendingSubscriptions = 0;
+  private readonly rate: MessageRate;
+  private readonly idle: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly deps: ConnectionDeps,
+  ) {
+    this.rate = new MessageRate(deps.limits.messagesPerMinute);
+    this.idle = setTimeout(() => this.close(CLOSE.idle, 'no message for too long'), deps.limits.idleMs);
+    socket.on('message', (data) => this.onMessage(data.toString()));
+    socket.on('close', () => this.release());
+    socket.on('error', (error) => deps.log.debug({ err: error }, 'socket error'));
+  }
+
+  close(code: number, reason: string): void {
+    if (this.socket.readyState === this.socket.OPEN) this.socket.close(code, reason);
+    this.release();
+  }
+
+  private onMessage(text: string): void {
+    if (this.closed) return;
+    this.idle.refresh();
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return this.close(CLOSE.invalidJson, 'invalid JSON');
+    }
+    if (!this.rate.take()) {
+      return this.reply(errorReply(asObject(message), 429, 'rate_limited', `at most ${this.deps.limits.messagesPerMinute} messages a minute per connection; slow down`));
+    }
+    if (!this.authenticated) {
+      this.authenticated = this.authenticate(message);
+      return;
+    }
+    void this.authenticated.then((ok) => (ok ? this.handle(message) : undefined));
+  }
+
+  private async authenticate(message: unknown): Promise<boolean> {
+    const refuse = (text: string) => {
+      this.reply(errorReply(asObject(message), 401, 'unauthorized', text));
+      this.close(CLOSE.unauthorized, 'unauthorized');
+      return false;
+    };
+    const request = asObject(message);
+    if (request.path !== PATHS.auth) return refuse(`the first message must be {"id", "path": "${PATHS.auth}", "body": {"token"}}`);
+    let token: string;
+    try {
+      token = parse(AuthBody, request.body, 'body').token;
+    } catch {
+      return refuse('body.token: a token is required');
+    }
+    const caller = await this.deps.authenticator.authenticate(token);
+    if (!caller) return refuse('the token is not valid');
+    if (this.closed) return false;
+    if (!this.deps.users.acquire(caller.user)) {
+      this.reply(errorReply(request, 429, 'too_many_connections', `at most ${this.deps.limits.connectionsPerUser} connections per user`));
+      this.close(CLOSE.tooManyConnections, 'too many connections');
+      return false;
+    }
+    this.caller = caller;
+    this.reply(JSON.stringify({ id: request.id ?? null, path: PATHS.auth, status: 200, body: { user: caller.user, product: caller.product } }));
+    return true;
+  }
+
+  private async handle(message: unknown): Promise<void> {
+    let request: WsRequest | undefined;
+    try {
+      request = parse(WsRequest, message, 'body');
+      const { body, afterReply } = await this.dispatch(request);
+      this.reply(okReply(request, body));
+      afterReply?.();
+    } catch (error) {
+      this.reply(this.failure(request ?? asObject(message), error));
+    }
+  }
+
+  /** The reply's body, and what to push right after the reply. */
+  private async dispatch(request: WsRequest): Promise<{ body: unknown; afterReply?: () => void }> {
+    switch (request.path) {
+      case PATHS.ping:
+        return { body: { ts: Date.now() } };
+      case PATHS.subscribe:
+        return this.subscribe(request);
+      case PATHS.unsubscribe:
+        return { body: this.unsubscribe(request) };
+      case PATHS.auth:
+        throw new ServiceError(400, 'already_authenticated', 'this connection is already authenticated');
+      default:
+        throw new ServiceError(404, 'unknown_path', `no such path: ${request.path}; paths are ${Object.values(PATHS).join(', ')}`);
+    }
+  }
+
+  private async subscribe(request: WsRequest): Promise<{ body: unknown; afterReply?: () => void }> {
+    const { channel, key } = parse(SubscribeBody, request.body, 'body');
+    const { limits } = this.deps;
+    if (this.subscriptions.size + this.pendingSubscriptions >= limits.subscriptionsPerConnection) {
+      throw new ServiceError(429, 'too_many_subscriptions', `at most ${limits.subscriptionsPerConnection} subscriptions per connection; unsubscribe first`);
+    }
+    const { session, frequency } = parseKey(key);
+    this.pendingSubscriptions++;
+    let found: Session;
+    try {
+      // Also the ownership check: another user's session is not found.
+      found = (await this.deps.send('sessions.get', { caller: this.caller as Caller, session })) as Session;
+    } finally {
+      this.pendingSubscriptions--;
+    }
+    if (this.closed) return { body: null };
+    const id = newId(8);
+    const listener = { deliver: (type: typeof channel, ts: number, payload: string) => this.push(eventFrame(id, ts, type, payload)) };
+    this.subscriptions.set(id, this.deps.feeds.join(session, channel, frequency, listener));
+    const body = { id, channel, key };
+    if (channel !== 'session_worker_state') return { body };
+    const current = JSON.stringify({ state: found.meta.workerState, at: Date.now() });
+    return { body, afterReply: () => this.push(eventFrame(id, Date.now(), channel, current)) };
+  }
+
+  private unsubscribe(request: WsRequest): { id: string } {
+    const { id } = parse(UnsubscribeBody, request.body, 'body');
+    const leave = this.subscriptions.get(id);
+    if (!leave) throw new ServiceError(404, 'not_found', `no subscription ${id} on this connection`);
+    leave();
+    this.subscriptions.delete(id);
+    return { id };
+  }
+
+  private failure(request: { id?: unknown; path?: unknown }, error: unknown): string {
+    if (error instanceof ServiceError) return errorReply(request, error.status, error.code, error.message, error.details);
+    this.deps.log.error({ err: error, path: request.path }, 'websocket request failed');
+    return errorReply(request, 500, 'internal', 'internal error; the failure was logged');
+  }
+
+  private reply(frame: string): void {
+    if (this.socket.readyState === this.socket.OPEN) this.socket.send(frame);
+  }
+
+  /** Pushed data; a client that stops reading is dropped rather than buffered without bound. */
+  private push(frame: string): void {
+    if (this.closed) return;
+    if (this.socket.bufferedAmount > this.deps.limits.maxBufferedBytes) {
+      this.deps.log.warn({ user: this.caller?.user, buffered: this.socket.bufferedAmount }, 'websocket client too slow; closing');
+      return this.close(CLOSE.tooSlow, 'client too slow');
+    }
+    this.socket.send(frame);
+  }
+
+  private release(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.idle);
+    for (const leave of this.subscriptions.values()) leave();
+    this.subscriptions.clear();
+    if (this.caller) this.deps.users.release(this.caller.user);
+  }
+}
+
+function asObject(message: unknown): { id?: unknown; path?: unknown; body?: unknown } {
+  return typeof message === 'object' && message !== null && !Array.isArray(message) ? message : {};
+}

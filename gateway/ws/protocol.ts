@@ -1,0 +1,94 @@
+// The WebSocket protocol of /ws/v1. Client requests are `{id, path, body}` and each gets one
+// reply `{id, path, status, body}`; pushed data arrives as `[subscriptionId, ts, type, payload]`.
+import { Type, type Static } from '@sinclair/typebox';
+import type { ErrorDetail } from '../../bus/errors.ts';
+import { errorBody } from '../error-body.ts';
+
+export const PATHS = {
+  auth: 'auth:token',
+  ping: 'ping',
+  subscribe: 'channels:subscribe',
+  unsubscribe: 'channels:unsubscribe',
+} as const;
+
+/** How often a subscription delivers what it gathered. */
+export const FREQUENCIES = {
+  '1s': 1_000,
+  '3s': 3_000,
+  '5s': 5_000,
+  '10s': 10_000,
+  '30s': 30_000,
+  '1m': 60_000,
+  '5m': 300_000,
+  '10m': 600_000,
+} as const;
+export type Frequency = keyof typeof FREQUENCIES;
+
+export const CHANNELS = [
+  'session_emotions_counts',
+  'session_emotions_intensities',
+  'session_worker_state',
+  'session_audio_features',
+  'session_transcription',
+  'session_custom_events',
+] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+const RequestId = Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Number()], {
+  description: 'a string of 1 to 128 characters or a number',
+});
+
+export const WsRequest = Type.Object({ id: RequestId, path: Type.String({ maxLength: 64 }), body: Type.Optional(Type.Unknown()) });
+export type WsRequest = Static<typeof WsRequest>;
+
+export const AuthBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 8192 }) });
+
+const frequencyPattern = Object.keys(FREQUENCIES).join('|');
+export const SubscribeBody = Type.Object(
+  {
+    channel: Type.Union(CHANNELS.map((channel) => Type.Literal(channel))),
+    key: Type.String({
+      pattern: `^[^:]{1,64}:(${frequencyPattern})$`,
+      description: `sessionId:frequency, the frequency one of ${Object.keys(FREQUENCIES).join(', ')}`,
+    }),
+  },
+  { additionalProperties: false },
+);
+export type SubscribeBody = Static<typeof SubscribeBody>;
+
+export const UnsubscribeBody = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+
+/** The session and frequency of a key that matched SubscribeBody's pattern. */
+export function parseKey(key: string): { session: string; frequency: Frequency } {
+  const colon = key.lastIndexOf(':');
+  return { session: key.slice(0, colon), frequency: key.slice(colon + 1) as Frequency };
+}
+
+export interface Reply {
+  id: string | number | null;
+  path: string;
+  status: number;
+  body: unknown;
+}
+
+export const okReply = (request: WsRequest, body: unknown, status = 200): string =>
+  JSON.stringify({ id: request.id, path: request.path, status, body } satisfies Reply);
+
+export function errorReply(
+  request: { id?: unknown; path?: unknown },
+  status: number,
+  code: string,
+  message: string,
+  details?: ErrorDetail[],
+): string {
+  const id = typeof request.id === 'string' || typeof request.id === 'number' ? request.id : null;
+  const path = typeof request.path === 'string' ? request.path : '';
+  return JSON.stringify({ id, path, status, body: errorBody(status, code, message, details) } satisfies Reply);
+}
+
+/**
+ * One pushed message. The payload is serialised once per delivery and spliced into each
+ * subscriber's frame, so a feed with many subscribers does not stringify it again for each.
+ */
+export const eventFrame = (subscription: string, ts: number, type: Channel, payloadJson: string): string =>
+  `[${JSON.stringify(subscription)},${ts},"${type}",${payloadJson}]`;

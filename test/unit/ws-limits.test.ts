@@ -1,0 +1,41 @@
+// Per-connection message rate, per-user connection counts, and subscription keys.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { MessageRate, UserConnections } from '../../gateway/ws/limits.ts';
+import { eventFrame, parseKey } from '../../gateway/ws/protocol.ts';
+
+test('message rate: a minute of allowance at once, then refilled over time', () => {
+  const start = 1_000_000;
+  const rate = new MessageRate(600, start);
+  let taken = 0;
+  while (rate.take(start)) taken++;
+  assert.is(taken, 600);
+  assert.is(rate.take(start + 50), false, 'half a token is not enough');
+  assert.is(rate.take(start + 100), true, 'one token back after 100 ms at 600 a minute');
+  assert.is(rate.take(start + 100), false);
+  let afterMinute = 0;
+  while (rate.take(start + 120_000)) afterMinute++;
+  assert.is(afterMinute, 600, 'never more than a minute of allowance');
+});
+
+test('user connections: counted per user, released on close', () => {
+  const users = new UserConnections(2);
+  assert.ok(users.acquire('a'));
+  assert.ok(users.acquire('a'));
+  assert.not.ok(users.acquire('a'));
+  assert.ok(users.acquire('b'), 'other users are counted apart');
+  users.release('a');
+  assert.ok(users.acquire('a'));
+  users.release('b');
+  users.release('b');
+  assert.ok(users.acquire('b') && users.acquire('b'), 'extra releases do not raise the limit');
+  assert.not.ok(users.acquire('b'));
+});
+
+test('keys and event frames', () => {
+  assert.equal(parseKey('65f0c0de0123456789abcdef:10m'), { session: '65f0c0de0123456789abcdef', frequency: '10m' });
+  const frame = eventFrame('sub"1', 42, 'session_custom_events', '{"events":[]}');
+  assert.equal(JSON.parse(frame), ['sub"1', 42, 'session_custom_events', { events: [] }]);
+});
+
+test.run();
