@@ -162,7 +162,8 @@ export class Connection {
     this.subscriptions.set(id, this.deps.feeds.join(session, channel, frequency, listener));
     const body = { id, channel, key };
     if (channel !== 'session_worker_state') return { body };
-    const current = JSON.stringify({ state: found.meta.workerState, at: Date.now() });
+    const stopReason = found.meta.stopReason ? { stopReason: found.meta.stopReason } : {};
+    const current = JSON.stringify({ state: found.meta.workerState, at: Date.now(), ...stopReason });
     return { body, afterReply: () => this.push(eventFrame(id, Date.now(), channel, current)) };
   }
 

@@ -100,7 +100,7 @@ class Feed {
   /** Worker states are rare and wanted at once: forwarded as they come, not batched. */
   private onState(error: Error | null, msg: Msg): void {
     if (error) return this.log.warn({ err: error }, 'worker state subscription failed');
-    let change: { state?: unknown; at?: unknown };
+    let change: { state?: unknown; at?: unknown; stopReason?: unknown };
     try {
       change = msg.json();
     } catch {
@@ -108,7 +108,8 @@ class Feed {
     }
     if (!WORKER_STATES.includes(change.state as never)) return;
     const at = typeof change.at === 'number' ? change.at : Date.now();
-    this.send(JSON.stringify({ state: change.state, at }));
+    const stopReason = typeof change.stopReason === 'string' ? { stopReason: change.stopReason } : {};
+    this.send(JSON.stringify({ state: change.state, at, ...stopReason }));
   }
 
   private emit(): void {
