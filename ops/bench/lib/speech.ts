@@ -1,0 +1,31 @@
+// Speech for the audio benchmarks: the JFK sample, and longer passages spoken by espeak-ng and
+// resampled by sox to the 16 kHz mono the pipeline receives.
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { jfkPcm, pcmToFloat, wavPcm } from '../../../test/unit/voice-media.ts';
+
+const run = promisify(execFile);
+
+export const SAMPLE_RATE = 16000;
+
+export async function jfkSamples(): Promise<Float32Array> {
+  return pcmToFloat(await jfkPcm());
+}
+
+/** `text` spoken at 150 words a minute, as 16 kHz mono samples; scratch files go in `dir`. */
+export async function spokenSamples(text: string, dir: string, name: string): Promise<Float32Array> {
+  const raw = join(dir, `${name}.espeak.wav`);
+  const wav = join(dir, `${name}.wav`);
+  await run('espeak-ng', ['-v', 'en-us', '-s', '150', '-w', raw, text]);
+  await run('sox', [raw, '-r', String(SAMPLE_RATE), '-c', '1', '-b', '16', wav]);
+  return pcmToFloat(wavPcm(await readFile(wav)));
+}
+
+/** Floats in -1..1 as s16le PCM, the format ffmpeg hands the voice actor. */
+export function toPcm(samples: Float32Array): Buffer {
+  const pcm = Buffer.alloc(samples.length * 2);
+  for (let i = 0; i < samples.length; i++) pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, samples[i]!)) * 32767), 2 * i);
+  return pcm;
+}

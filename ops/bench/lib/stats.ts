@@ -1,0 +1,37 @@
+// Summaries and the plain-text tables every benchmark prints.
+
+/** The value below which `p` percent of the values fall (nearest rank). */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+export function mean(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+/** Milliseconds since `since` (a performance.now() reading). */
+export const elapsedMs = (since: number) => performance.now() - since;
+
+/** CPU seconds (user + system, all threads of this process) spent while `work` ran. */
+export async function cpuSecondsOf<T>(work: () => Promise<T>): Promise<{ result: T; cpuSeconds: number; wallSeconds: number }> {
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const result = await work();
+  const used = process.cpuUsage(cpu);
+  return { result, cpuSeconds: (used.user + used.system) / 1e6, wallSeconds: elapsedMs(started) / 1000 };
+}
+
+export const fixed = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+
+export function printTable(title: string, header: readonly string[], rows: readonly (readonly string[])[]): void {
+  const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(`\n${title}\n`);
+  console.log(line(header));
+  console.log(`|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`);
+  for (const row of rows) console.log(line(row));
+  console.log('');
+}

@@ -1,0 +1,82 @@
+// CPU cost of the voice analyser (level, pitch, Silero VAD, segmentation) per second of audio,
+// as a fraction of one core. Feeds 120 s of JFK speech, quiet room noise, voice-like glides and
+// louder noise, in the 4 KiB chunks ffmpeg's pipe delivers, as fast as the analyser takes them.
+import type { AudioSecond } from '../../bus/contracts/rows.ts';
+import { PitchTracker } from '../../actors/voice/pitch.ts';
+import { VAD_STEP, VoiceActivityDetector } from '../../actors/voice/vad.ts';
+import { VoiceAnalyzer } from '../../actors/voice/analyzer.ts';
+import { concat, glide, noise, seededRandom } from './lib/signals.ts';
+import { SAMPLE_RATE, jfkSamples, toPcm } from './lib/speech.ts';
+import { cpuSecondsOf, fixed, printTable } from './lib/stats.ts';
+
+const SECONDS = 120;
+const CHUNK_BYTES = 4096;
+const TARGET_CORE_FRACTION = 0.02;
+const SESSION = '65f0c0ffee0123456789abcd';
+
+async function benchAudio(): Promise<Float32Array> {
+  const random = seededRandom(7);
+  const jfk = await jfkSamples();
+  const cycle = () => [jfk, noise(3, -65, random), glide(4, 110, 240, -18), noise(2, -30, random), glide(3, 220, 180, -24)];
+  const parts: Float32Array[] = [];
+  let length = 0;
+  while (length < SECONDS * SAMPLE_RATE) {
+    for (const part of cycle()) {
+      parts.push(part);
+      length += part.length;
+    }
+  }
+  return concat(parts).subarray(0, SECONDS * SAMPLE_RATE);
+}
+
+async function runAnalyzer(pcm: Buffer): Promise<{ rows: AudioSecond[]; segments: number }> {
+  const rows: AudioSecond[] = [];
+  let segments = 0;
+  const analyzer = await VoiceAnalyzer.create({ session: SESSION, startOffset: 0, onSecond: (row) => rows.push(row), onSegment: () => segments++ });
+  for (let at = 0; at < pcm.length; at += CHUNK_BYTES) await analyzer.push(pcm.subarray(at, at + CHUNK_BYTES));
+  await analyzer.flush();
+  return { rows, segments };
+}
+
+async function runVadOnly(samples: Float32Array): Promise<void> {
+  const vad = await VoiceActivityDetector.create();
+  for (let at = 0; at + VAD_STEP <= samples.length; at += VAD_STEP) await vad.step(samples.subarray(at, at + VAD_STEP));
+}
+
+function runPitchOnly(samples: Float32Array): void {
+  const frame = 2 * VAD_STEP;
+  const pitch = new PitchTracker(frame);
+  for (let at = 0; at + frame <= samples.length; at += VAD_STEP) {
+    const window = samples.subarray(at, at + frame);
+    let squares = 0;
+    for (let i = 0; i < window.length; i++) squares += window[i]! * window[i]!;
+    pitch.frequency(window, squares / frame);
+  }
+}
+
+const samples = await benchAudio();
+const pcm = toPcm(samples);
+// Warm-up: model load, graph optimisation and JIT are not per-second costs.
+await runAnalyzer(pcm.subarray(0, 10 * SAMPLE_RATE * 2));
+
+const full = await cpuSecondsOf(() => runAnalyzer(pcm));
+const vad = await cpuSecondsOf(() => runVadOnly(samples));
+const pitch = await cpuSecondsOf(async () => runPitchOnly(samples));
+
+const row = (name: string, run: { cpuSeconds: number; wallSeconds: number }) => [
+  name,
+  fixed(run.cpuSeconds, 2),
+  fixed(run.wallSeconds, 2),
+  `${fixed((100 * run.cpuSeconds) / SECONDS, 2)} %`,
+  fixed((1000 * run.cpuSeconds) / SECONDS, 2),
+];
+printTable(
+  `Voice analysis over ${SECONDS} s of audio (JFK speech, room noise, glides, noise), ${CHUNK_BYTES}-byte chunks`,
+  ['part', 'CPU s', 'wall s', 'one-core share', 'CPU ms per audio s'],
+  [row('VoiceAnalyzer (level + pitch + VAD + segments)', full), row('  of which Silero VAD alone', vad), row('  of which pitch alone', pitch)],
+);
+const share = full.cpuSeconds / SECONDS;
+console.log(`rows: ${full.result.rows.length} audio seconds, ${full.result.segments} speech segments`);
+console.log(
+  `target: under ${100 * TARGET_CORE_FRACTION} % of one core per session -> ${share < TARGET_CORE_FRACTION ? 'met' : `missed by ${fixed(100 * (share - TARGET_CORE_FRACTION), 2)} points`}`,
+);
