@@ -27,7 +27,7 @@ import { RowPublisher } from './rows.ts';
 import { SessionActor } from './session/actor.ts';
 import { isStale, takeOver } from './session/lifecycle.ts';
 import { SessionStore } from './session/store.ts';
-import { SpeechToText } from './transcript/moonshine.ts';
+import { ThreadedSpeechToText } from './transcript/threaded.ts';
 
 export class ActorHost {
   private readonly actors = new Map<string, SessionActor>();
@@ -45,14 +45,14 @@ export class ActorHost {
     private readonly clickhouse: ClickHouseClient,
     private readonly store: SessionStore,
     private readonly rows: RowPublisher,
-    private readonly speechToText: SpeechToText,
+    private readonly speechToText: ThreadedSpeechToText,
     private readonly log: Logger,
   ) {}
 
   static async start(hostId: string = config.hostId): Promise<ActorHost> {
     const log = rootLog.child({ component: 'host' });
     await assertModels(Object.values(MODEL_FILES));
-    const speechToText = await SpeechToText.load();
+    const speechToText = await ThreadedSpeechToText.start();
     const nc = await connectBus(`actor-host ${hostId}`);
     const js = jetstream(nc);
     await ensureRowsStream(await jetstreamManager(nc));
@@ -184,6 +184,7 @@ export class ActorHost {
     await this.writer?.stop();
     await this.nc.drain();
     await this.clickhouse.close();
+    await this.speechToText.close();
   }
 }
 

@@ -1,6 +1,7 @@
-// One InferenceSession per model file per host, shared by every session the host runs.
-// Thread counts are fixed on purpose: a host runs many streams on few cores, so one model
-// call must not grab every core (the parallelism comes from the streams, not the kernels).
+// One InferenceSession per model file per thread, shared by every session of the host.
+// Thread counts are fixed on purpose: one model call must not grab every core. onnxruntime-node
+// runs inference on the calling thread, so the host spreads work over threads itself: face
+// and voice models on the main thread (a few ms per call), transcription on its own thread.
 import { join } from 'node:path';
 import ort from 'onnxruntime-node';
 import { config } from '../../bus/config.ts';

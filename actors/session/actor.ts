@@ -9,7 +9,7 @@ import type { Logger } from '../../bus/log.ts';
 import { Actor } from '../actor.ts';
 import type { RowPublisher } from '../rows.ts';
 import { Supervisor, DEFAULT_SUPERVISION, type Child, type SupervisorOptions } from '../supervisor.ts';
-import type { SpeechToText } from '../transcript/moonshine.ts';
+import type { Transcriber } from '../transcript/moonshine.ts';
 import { finish } from './lifecycle.ts';
 import { UNCHANGED, type SessionStore } from './store.ts';
 import { StreamWorker } from './worker.ts';
@@ -26,7 +26,7 @@ export interface SessionActorOptions {
   hostId: string;
   store: SessionStore;
   rows: RowPublisher;
-  speechToText: SpeechToText;
+  speechToText: Transcriber;
   log: Logger;
   /** Called once the actor has stopped its worker and holds nothing any more. */
   onGone(id: string): void;

@@ -10,7 +10,7 @@ import { FaceAnalyzer } from '../face/analyzer.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
 import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
-import type { SpeechToText } from '../transcript/moonshine.ts';
+import type { Transcriber } from '../transcript/moonshine.ts';
 import { TranscriptQueue } from '../transcript/queue.ts';
 import { VoiceAnalyzer } from '../voice/analyzer.ts';
 
@@ -26,7 +26,7 @@ export interface WorkerOptions {
   createdAt: number;
   streamUri: string;
   rows: RowPublisher;
-  speechToText: SpeechToText;
+  speechToText: Transcriber;
   log: Logger;
   reports: WorkerReports;
 }

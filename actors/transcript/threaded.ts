@@ -1,0 +1,65 @@
+// Speech-to-text on a worker thread, shared by every session of the host. If the thread dies,
+// the calls in flight fail and the next call starts a fresh thread.
+import { Worker } from 'node:worker_threads';
+import type { Transcriber } from './moonshine.ts';
+import type { SpeechReply } from './speech-thread.ts';
+
+// A worker thread does not inherit the process's TypeScript loader: it registers it, then
+// loads its body.
+const BOOTSTRAP = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+  .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./speech-thread.ts', import.meta.url).href)}); })`;
+
+interface Pending {
+  resolve(text: string): void;
+  reject(error: Error): void;
+}
+
+export class ThreadedSpeechToText implements Transcriber {
+  private worker?: Promise<Worker>;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+
+  /** Starts the thread and waits until its model is loaded, so a broken model fails at start. */
+  static async start(): Promise<ThreadedSpeechToText> {
+    const stt = new ThreadedSpeechToText();
+    await stt.thread();
+    return stt;
+  }
+
+  async transcribe(samples: Float32Array): Promise<string> {
+    const worker = await this.thread();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ id, samples });
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = await this.worker?.catch(() => undefined);
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private thread(): Promise<Worker> {
+    this.worker ??= new Promise((resolve, reject) => {
+      const worker = new Worker(BOOTSTRAP, { eval: true });
+      worker.on('message', (message: SpeechReply | { ready: true }) => {
+        if ('ready' in message) return resolve(worker);
+        const call = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        if ('error' in message) call?.reject(new Error(message.error));
+        else call?.resolve(message.text);
+      });
+      const fail = (error: Error) => {
+        this.worker = undefined;
+        reject(error);
+        for (const call of this.pending.values()) call.reject(error);
+        this.pending.clear();
+      };
+      worker.on('error', fail);
+      worker.on('exit', (code) => fail(new Error(`the speech thread exited with code ${code}`)));
+    });
+    return this.worker;
+  }
+}
