@@ -1,0 +1,141 @@
+// The transcript pipeline end to end: a live RTMP stream of speech -> ingest -> voice activity
+// -> Moonshine -> VADER -> rows -> ClickHouse -> GET /audio/transcription and
+// /audio/transcription-sentiment.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { config } from '../../bus/config.ts';
+import { makeClip, speak, type ClipSpec } from '../support/clips.ts';
+import { startServices, type Services } from '../support/services.ts';
+import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+import {
+  clipsDir,
+  mediaSeconds,
+  settled,
+  startLiveSession,
+  startStreamServer,
+  stopSession,
+  type LiveSession,
+} from '../support/analysis.ts';
+
+// Sentences whose sentiment words survive espeak and Moonshine.
+const POSITIVE = 'What a great and wonderful day. I am so happy.';
+const NEGATIVE = 'This is awful. I am sad and angry.';
+const PAUSE = 3;
+const GRANULARITY = 5;
+
+interface Segment {
+  start: number;
+  end: number;
+  text: string;
+  sentiments: { positive: number; neutral: number; negative: number; compound: number };
+}
+
+interface SentimentEntry {
+  start: number;
+  end: number;
+  segments: number;
+  sentiments: { positive: number; neutral: number; negative: number };
+}
+
+// Whole sentences only: a stream joined mid-sentence gives a clipped first segment.
+const isPositive = (segment: Segment) => /wonderful/i.test(segment.text) && /happy/i.test(segment.text);
+const isNegative = (segment: Segment) => /awful/i.test(segment.text) && /angry/i.test(segment.text);
+
+let services: Services;
+let rtmp: RtmpServer | undefined;
+let speech: LiveSession | undefined;
+/** From the positive sentence's start to the negative one's, in the clip. */
+let positiveToNegative: number;
+
+test.before(async () => {
+  const mediaDir = join(clipsDir, 'speech');
+  const [positive, negative] = await Promise.all([speak(POSITIVE, mediaDir), speak(NEGATIVE, mediaDir)]);
+  const jfk = join(config.mediaDir, 'speech', 'jfk.wav');
+  const [positiveSeconds, jfkSeconds, negativeSeconds] = [positive, jfk, negative].map(mediaSeconds) as [number, number, number];
+  positiveToNegative = positiveSeconds + PAUSE + jfkSeconds + PAUSE;
+  const clip: ClipSpec = {
+    width: 640, height: 360, fps: 10,
+    seconds: Math.ceil(positiveToNegative + negativeSeconds + PAUSE),
+    video: { type: 'color', color: 'black' },
+    audio: {
+      type: 'wavs',
+      parts: [{ wav: positive }, { silence: PAUSE }, { wav: jfk }, { silence: PAUSE }, { wav: negative }, { silence: PAUSE }],
+    },
+  };
+  const file = await makeClip(clip, clipsDir);
+  services = await startServices({ name: 'transcript-sentiment' });
+  rtmp = await startStreamServer('transcript-sentiment');
+  speech = await startLiveSession(services, rtmp, 'speech', file);
+});
+
+test.after(async () => {
+  await services?.stop();
+  await speech?.publisher.stop();
+  await rtmp?.stop();
+});
+
+/** The positive sentence, the speech after it and the negative sentence that follows, in one loop. */
+function oneLoop(segments: Segment[]): { positive: Segment; middle: Segment[]; negative: Segment } | undefined {
+  for (const [n, positive] of segments.entries()) {
+    if (!isPositive(positive)) continue;
+    const rest = segments.slice(n + 1);
+    const k = rest.findIndex(isNegative);
+    const negative = rest[k];
+    if (negative && !rest.slice(0, k).some(isPositive)) return { positive, middle: rest.slice(0, k), negative };
+  }
+  return undefined;
+}
+
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+test('speech on a live stream: transcribed segments in order, sentiment of each and per interval', async () => {
+  const { id } = speech!;
+  const transcriptPath = `/v1/sessions/${id}/audio/transcription?limit=100`;
+  // Until one whole loop, positive sentence to negative sentence, has been transcribed.
+  await settled<{ data: Segment[] }>(services, transcriptPath, (body) => oneLoop(body.data) !== undefined, 100_000);
+  await stopSession(services, id);
+  const { data: segments } = await settled<{ data: Segment[]; hasMore: boolean }>(services, transcriptPath);
+  const report = JSON.stringify(segments.map((s) => [s.start, s.end, s.text, s.sentiments.compound]));
+
+  for (const [n, segment] of segments.entries()) {
+    assert.ok(segment.text.trim().length > 0, report);
+    assert.ok(segment.end > segment.start, report);
+    if (n > 0) assert.ok(segment.start >= segments[n - 1]!.end, `segments in time order, apart: ${report}`);
+    const { positive, neutral, negative } = segment.sentiments;
+    assert.ok(Math.abs(positive + neutral + negative - 1) < 0.01, report);
+  }
+
+  const loop = oneLoop(segments);
+  assert.ok(loop, report);
+  const { positive, middle, negative } = loop;
+  const spoken = middle.map((segment) => segment.text).join(' ').toLowerCase();
+  assert.ok(spoken.includes('country') && spoken.includes('fellow'), `the JFK sample between the sentences: ${report}`);
+  assert.ok(positive.sentiments.positive > positive.sentiments.negative && positive.sentiments.compound > 0.5, report);
+  assert.ok(negative.sentiments.negative > negative.sentiments.positive && negative.sentiments.compound < -0.5, report);
+  // Segment times follow the clip: the sentences are as far apart as in it.
+  assert.ok(Math.abs(negative.start - positive.start - positiveToNegative) < 1.5, `${positiveToNegative} s apart in the clip: ${report}`);
+
+  const { timeline } = await settled<{ timeline: SentimentEntry[] }>(
+    services,
+    `/v1/sessions/${id}/audio/transcription-sentiment?granularity=${GRANULARITY}`,
+  );
+  // Each interval: the segments that start in it, and the mean of their scores.
+  const starting = (entry: SentimentEntry) => segments.filter((s) => s.start >= entry.start && s.start < entry.end);
+  const expectedIntervals = new Set(segments.map((s) => Math.floor(s.start / GRANULARITY)));
+  assert.is(timeline.length, expectedIntervals.size, JSON.stringify({ timeline, segments: report }));
+  for (const entry of timeline) {
+    const inside = starting(entry);
+    assert.is(entry.segments, inside.length, JSON.stringify(entry));
+    for (const key of ['positive', 'neutral', 'negative'] as const) {
+      assert.ok(Math.abs(entry.sentiments[key] - mean(inside.map((s) => s.sentiments[key]))) < 0.001, JSON.stringify({ entry, inside }));
+    }
+  }
+  const holding = (segment: Segment) => timeline.find((entry) => segment.start >= entry.start && segment.start < entry.end)!;
+  const [upbeat, downbeat] = [holding(positive), holding(negative)];
+  assert.ok(upbeat.start < downbeat.start, JSON.stringify(timeline));
+  assert.ok(upbeat.sentiments.positive > upbeat.sentiments.negative, JSON.stringify(upbeat));
+  assert.ok(downbeat.sentiments.negative > downbeat.sentiments.positive, JSON.stringify(downbeat));
+});
+
+test.run();
