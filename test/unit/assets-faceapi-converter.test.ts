@@ -5,11 +5,10 @@ import { join, resolve } from 'node:path';
 import { config } from '../../bus/config.ts';
 import { MODEL_FILES } from '../../actors/models/files.ts';
 import { loadModel, ort } from '../../actors/models/onnx.ts';
-import { CROP_SIDE, CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
-import { detectFaces } from '../../actors/face/yunet.ts';
+import { CROP_SIDE } from '../../actors/face/crop.ts';
 import { convertFaceExpressionModel } from '../../ops/assets/faceapi-to-onnx.ts';
 import { extractFile, packTarball } from '../../ops/assets/npm-pack.ts';
-import { EXPRESSION_PHOTOS, loadPhoto } from './face-photos.ts';
+import { EXPRESSION_PHOTOS, expressionPhotoCrops } from './face-photos.ts';
 
 const cacheDir = resolve(config.varDir, 'assets-cache');
 let work = '';
@@ -26,15 +25,6 @@ test.after(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-async function faceCrops(): Promise<Float32Array> {
-  const batch = new Float32Array(EXPRESSION_PHOTOS.length * CROP_VALUES);
-  for (const [slot, name] of EXPRESSION_PHOTOS.entries()) {
-    const photo = loadPhoto(name);
-    const [face] = await detectFaces(photo.rgb, photo.width, photo.height);
-    cropFace(photo.rgb, photo.width, photo.height, face!, batch, slot);
-  }
-  return batch;
-}
 
 test('the converted model agrees with the reference model on real face crops', async () => {
   const manifest = join(work, 'face_expression_model-weights_manifest.json');
@@ -44,7 +34,7 @@ test('the converted model agrees with the reference model on real face crops', a
 
   const converted = await loadModel('converted.onnx', work);
   const reference = await loadModel(MODEL_FILES.expressions);
-  const input = new ort.Tensor('float32', await faceCrops(), [EXPRESSION_PHOTOS.length, 3, CROP_SIDE, CROP_SIDE]);
+  const input = new ort.Tensor('float32', await expressionPhotoCrops(), [EXPRESSION_PHOTOS.length, 3, CROP_SIDE, CROP_SIDE]);
   const ours = await converted.run({ input });
   const theirs = await reference.run({ input });
   for (const output of ['probs', 'logits']) {

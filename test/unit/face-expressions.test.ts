@@ -3,21 +3,11 @@ import * as assert from 'uvu/assert';
 import { CROP_SIDE, CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
 import { EXPRESSION_CLASSES } from '../../actors/face/emotions.ts';
 import { CLASS_COUNT, classifyExpressions } from '../../actors/face/expressions.ts';
-import { detectFaces } from '../../actors/face/yunet.ts';
-import { EXPRESSION_PHOTOS, loadPhoto } from './face-photos.ts';
+import { EXPRESSION_PHOTOS, expressionPhotoCrops } from './face-photos.ts';
 
-async function photoCrops(): Promise<Float32Array> {
-  const batch = new Float32Array(EXPRESSION_PHOTOS.length * CROP_VALUES);
-  for (const [slot, name] of EXPRESSION_PHOTOS.entries()) {
-    const photo = loadPhoto(name);
-    const [face] = await detectFaces(photo.rgb, photo.width, photo.height);
-    cropFace(photo.rgb, photo.width, photo.height, face!, batch, slot);
-  }
-  return batch;
-}
 
 test('each expression photo gets its own label as top class, in one batched call', async () => {
-  const batch = await photoCrops();
+  const batch = await expressionPhotoCrops();
   const probabilities = await classifyExpressions(batch, EXPRESSION_PHOTOS.length);
   assert.is(probabilities.length, EXPRESSION_PHOTOS.length * CLASS_COUNT);
   for (const [slot, name] of EXPRESSION_PHOTOS.entries()) {
@@ -28,7 +18,7 @@ test('each expression photo gets its own label as top class, in one batched call
 });
 
 test('a face classifies the same alone and within a batch', async () => {
-  const batch = await photoCrops();
+  const batch = await expressionPhotoCrops();
   const together = await classifyExpressions(batch, EXPRESSION_PHOTOS.length);
   const alone = await classifyExpressions(batch, 1);
   for (let c = 0; c < CLASS_COUNT; c++) assert.ok(Math.abs(alone[c]! - together[c]!) < 1e-5);

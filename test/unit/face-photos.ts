@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jpeg from 'jpeg-js';
 import { config } from '../../bus/config.ts';
+import { CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
+import { detectFaces } from '../../actors/face/yunet.ts';
 
 export interface Photo {
   rgb: Uint8Array;
@@ -14,6 +16,18 @@ export interface Photo {
 export const EXPRESSION_PHOTOS = ['neutral', 'happy', 'sad', 'angry', 'fearful', 'disgusted', 'surprised'] as const;
 
 const MAX_SIDE = 640;
+
+/** The face of each expression photo, detected and cropped as the analyser does, as one batch. */
+export async function expressionPhotoCrops(): Promise<Float32Array> {
+  const batch = new Float32Array(EXPRESSION_PHOTOS.length * CROP_VALUES);
+  for (const [slot, name] of EXPRESSION_PHOTOS.entries()) {
+    const photo = loadPhoto(name);
+    const [face] = await detectFaces(photo.rgb, photo.width, photo.height);
+    if (!face) throw new Error(`no face found in ${name}.jpg`);
+    cropFace(photo.rgb, photo.width, photo.height, face, batch, slot);
+  }
+  return batch;
+}
 
 export function loadPhoto(name: string): Photo {
   const image = jpeg.decode(readFileSync(join(config.mediaDir, 'faces', `${name}.jpg`)), { useTArray: true, formatAsRGBA: false });
