@@ -6,9 +6,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(nats-server clickhouse-server clickhouse-client ffmpeg)
 if [[ "${1:-}" == "--test" ]]; then
-  # Local stream servers and speech synthesis for the integration tests.
+  # Local stream servers and speech synthesis for the integration tests and benchmarks.
   packages+=(nginx libnginx-mod-rtmp libnginx-mod-stream openssl gir1.2-gst-rtsp-server-1.0 python3-gi
-    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav espeak-ng)
+    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav espeak-ng sox)
 fi
 
 missing=()
