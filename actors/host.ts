@@ -145,19 +145,11 @@ export class ActorHost {
   }
 
   private async watchSessions(): Promise<void> {
-    const updates = await this.store.kv.watch();
-    void (async () => {
-      for await (const entry of updates) {
-        if (entry.operation !== 'PUT') {
-          this.active.delete(entry.key);
-          continue;
-        }
-        const record = entry.json<SessionRecord>();
-        if (record.state === 'active') this.active.set(record.id, record);
-        else this.active.delete(record.id);
-        this.actors.get(record.id)?.send({ type: 'record', record });
-      }
-    })().catch((error: unknown) => this.log.error({ err: error }, 'session watch ended'));
+    await this.store.watch((record) => {
+      if (record.state === 'active') this.active.set(record.id, record);
+      else this.active.delete(record.id);
+      this.actors.get(record.id)?.send({ type: 'record', record });
+    });
   }
 
   private async takeOverStale(): Promise<void> {

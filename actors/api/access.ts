@@ -4,9 +4,10 @@ import { notFound } from '../../bus/errors.ts';
 import { SESSION_ID } from '../../bus/ids.ts';
 import type { SessionStore, Versioned } from '../session/store.ts';
 
-export async function ownedSession(store: SessionStore, caller: Caller, id: string): Promise<Versioned> {
+/** With `fresh`, read from the bucket rather than this host's cache. */
+export async function ownedSession(store: SessionStore, caller: Caller, id: string, fresh = false): Promise<Versioned> {
   if (!SESSION_ID.test(id)) throw notFound();
-  const found = await store.get(id);
+  const found = fresh ? await store.get(id) : await store.read(id);
   if (!found || found.record.user !== caller.user) throw notFound();
   return found;
 }

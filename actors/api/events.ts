@@ -43,7 +43,9 @@ export function serveEvents(nc: NatsConnection, store: SessionStore, clickhouse:
     }, options),
 
     serve(nc, 'events.add', async ({ caller, session, source: sourceId, events }): Promise<PublicEvent[]> => {
-      const { record } = await ownedSession(store, caller, session);
+      let { record } = await ownedSession(store, caller, session);
+      // A source registered through another host a moment ago may not be in this host's cache yet.
+      if (!record.sensors.some((s) => s.id === sourceId)) ({ record } = await ownedSession(store, caller, session, true));
       const source = record.sensors.find((s) => s.id === sourceId);
       if (!source) throw notFound('source');
       requireActive(record.state);

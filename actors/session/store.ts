@@ -3,6 +3,9 @@
 // data fails and is retried on fresh data. After each change the ClickHouse session index
 // gets the new revision (directly, so a list is current at once; through the row stream when
 // ClickHouse is unreachable, so the index catches up).
+//
+// Reads for the API come from a bounded cache kept current by a watch on the bucket and by
+// this host's own writes; compare-and-set changes always start from a fresh read.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
@@ -21,7 +24,12 @@ export interface Versioned {
 /** Returned by a change function to leave the record as it is. */
 export const UNCHANGED = Symbol('unchanged');
 
+const CACHED_RECORDS = 100_000;
+
 export class SessionStore {
+  /** Recently read or changed records, least recently used first. */
+  private readonly recent = new Map<string, Versioned>();
+
   private constructor(
     readonly kv: KV,
     private readonly nc: NatsConnection,
@@ -41,17 +49,42 @@ export class SessionStore {
     return new SessionStore(kv, nc, clickhouse, rows, log);
   }
 
+  /** The latest record, read from the bucket. */
   async get(id: string): Promise<Versioned | undefined> {
     const entry = await this.kv.get(id);
     if (!entry || entry.operation !== 'PUT') return undefined;
-    return { record: entry.json<SessionRecord>(), revision: entry.revision };
+    return this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
+  }
+
+  /** The record as this host last saw it: at most a watch delivery behind another host's write. */
+  async read(id: string): Promise<Versioned | undefined> {
+    const cached = this.recent.get(id);
+    if (!cached) return this.get(id);
+    this.recent.delete(id);
+    this.recent.set(id, cached);
+    return cached;
+  }
+
+  /** Follows every change of every session: keeps the cache current and tells `onChange`. */
+  async watch(onChange: (record: SessionRecord) => void): Promise<void> {
+    const updates = await this.kv.watch();
+    void (async () => {
+      for await (const entry of updates) {
+        if (entry.operation !== 'PUT') {
+          this.recent.delete(entry.key);
+          continue;
+        }
+        const seen = this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
+        onChange(seen.record);
+      }
+    })().catch((error: unknown) => this.log.error({ err: error }, 'session watch ended'));
   }
 
   async create(record: SessionRecord): Promise<Versioned> {
     const revision = await this.kv.create(record.id, JSON.stringify(record));
     await this.index(record, revision);
     this.announce(record);
-    return { record, revision };
+    return this.remember({ record, revision });
   }
 
   /**
@@ -72,12 +105,22 @@ export class SessionStore {
         const revision = await this.kv.update(id, JSON.stringify(next), current.revision);
         await this.index(next, revision);
         if (next.workerState !== current.record.workerState || next.state !== current.record.state) this.announce(next);
-        return { record: next, revision };
+        return this.remember({ record: next, revision });
       } catch (error) {
         if (!isConflict(error)) throw error;
       }
     }
     throw new Error(`session ${id}: too many concurrent changes`);
+  }
+
+  /** Keeps the newest revision of a record; an older one arriving late is ignored. */
+  private remember(seen: Versioned): Versioned {
+    const known = this.recent.get(seen.record.id);
+    if (known && known.revision > seen.revision) return known;
+    this.recent.delete(seen.record.id);
+    this.recent.set(seen.record.id, seen);
+    if (this.recent.size > CACHED_RECORDS) this.recent.delete(this.recent.keys().next().value as string);
+    return seen;
   }
 
   /** Live subscribers hear of every worker state, including the last one. */
