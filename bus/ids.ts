@@ -9,9 +9,20 @@ export function newSessionId(now: number = Date.now()): string {
   return seconds + randomBytes(8).toString('hex');
 }
 
+const DAY_SECONDS = 86_400;
+const days = new Map<number, string>();
+
 /** The UTC day (YYYY-MM-DD) the session was created on: the partition key of its rows. */
 export function sessionDay(id: string): string {
-  return new Date(parseInt(id.slice(0, 8), 16) * 1000).toISOString().slice(0, 10);
+  // Called for every row the writer stores: one date formatting per day, not per row.
+  const day = Math.floor(parseInt(id.slice(0, 8), 16) / DAY_SECONDS);
+  let text = days.get(day);
+  if (text === undefined) {
+    text = new Date(day * DAY_SECONDS * 1000).toISOString().slice(0, 10);
+    if (days.size > 10_000) days.clear();
+    days.set(day, text);
+  }
+  return text;
 }
 
 export const newId = (bytes = 12) => randomBytes(bytes).toString('hex');

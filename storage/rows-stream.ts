@@ -41,12 +41,17 @@ export async function ensureRowsStream(jsm: JetStreamManager): Promise<void> {
     durable_name: consumers.writer,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    ack_wait: nanos(60_000),
+    // A pull that ends early leaves what was in flight unacknowledged until this passes; the
+    // writer keeps a batch alive with working() while its insert retries, so it can be short.
+    ack_wait: nanos(15_000),
     max_ack_pending: 200_000,
     max_waiting: 512,
   };
   try {
-    await jsm.consumers.info(streams.rows, consumers.writer);
+    const existing = await jsm.consumers.info(streams.rows, consumers.writer);
+    if (existing.config.ack_wait !== consumer.ack_wait) {
+      await jsm.consumers.update(streams.rows, consumers.writer, { ack_wait: consumer.ack_wait });
+    }
   } catch {
     await jsm.consumers.add(streams.rows, consumer).catch(async (error) => {
       await jsm.consumers.info(streams.rows, consumers.writer).catch(() => {

@@ -18,6 +18,7 @@ export interface WriterOptions {
 
 export class StorageWriter {
   private running = false;
+  private waiting: JsMsg[] = [];
   private loop?: Promise<void>;
   private readonly batchRows: number;
   private readonly flushMs: number;
@@ -44,7 +45,12 @@ export class StorageWriter {
     await this.loop;
   }
 
+  /**
+   * The next batch is fetched while the previous one is being inserted, with at most one
+   * insert in flight; a batch waiting for its turn is kept alive while the insert retries.
+   */
   private async run(consumer: Consumer): Promise<void> {
+    let inserting: Promise<void> = Promise.resolve();
     while (this.running) {
       let batch: JsMsg[] = [];
       try {
@@ -54,8 +60,12 @@ export class StorageWriter {
         await sleep(500);
         continue;
       }
-      if (batch.length) await this.write(batch);
+      this.waiting = batch;
+      await inserting;
+      this.waiting = [];
+      if (batch.length) inserting = this.write(batch);
     }
+    await inserting;
   }
 
   /**
@@ -87,7 +97,7 @@ export class StorageWriter {
       } catch (error) {
         if (!this.running && attempt > 0) return; // unacked: redelivered to the next writer
         this.log.warn({ err: error, attempt, rows: batch.length }, 'inserting rows failed; retrying');
-        for (const message of batch) message.working();
+        for (const message of [...batch, ...this.waiting]) message.working();
         await sleep(Math.min(250 * 2 ** attempt, 5000));
       }
     }
