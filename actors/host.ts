@@ -10,7 +10,7 @@ import type { Session, SessionRecord } from '../bus/contracts/session.ts';
 import { badRequest, overloaded } from '../bus/errors.ts';
 import { newSessionId } from '../bus/ids.ts';
 import { log as rootLog, type Logger } from '../bus/log.ts';
-import { serve } from '../bus/rpc.ts';
+import { serve, type RequestOf } from '../bus/rpc.ts';
 import { presentSession, publicRecord } from '../bus/session-view.ts';
 import { isPrivateAddress, parseStreamUri } from '../bus/stream-uri.ts';
 import { queues } from '../bus/subjects.ts';
@@ -67,10 +67,6 @@ export class ActorHost {
     return host;
   }
 
-  get sessionCount(): number {
-    return this.actors.size;
-  }
-
   private async run(js: ReturnType<typeof jetstream>): Promise<void> {
     this.subscriptions.push(
       ...serveSessions(this.nc, this.store, this.clickhouse),
@@ -100,7 +96,7 @@ export class ActorHost {
     }
   }
 
-  private async create({ caller, body }: { caller: { user: string; product: string }; body: { name: string; streamUri: string } }): Promise<Session> {
+  private async create({ caller, body }: RequestOf<'sessions.create'>): Promise<Session> {
     const stream = parseStreamUri(body.streamUri);
     if (!config.allowPrivateStreamHosts) await refusePrivateHost(stream.hostname);
     if (this.actors.size >= config.hostCapacity) throw overloaded();
