@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CROP_SIDE, CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
 import { EXPRESSION_CLASSES } from '../../actors/face/emotions.ts';
-import { CLASS_COUNT, classifyExpressions } from '../../actors/face/expressions.ts';
+import { CLASS_COUNT, classifyExpressions, expressionCalls } from '../../actors/face/expressions.ts';
 import { EXPRESSION_PHOTOS, expressionPhotoCrops } from './face-photos.ts';
 
 
@@ -23,6 +23,22 @@ test('a face classifies the same alone and within a batch', async () => {
   const alone = await classifyExpressions(batch, 1);
   for (let c = 0; c < CLASS_COUNT; c++) assert.ok(Math.abs(alone[c]! - together[c]!) < 1e-5);
   assert.is((await classifyExpressions(batch, 0)).length, 0);
+});
+
+test('requests from several sessions at once share inference calls, each getting its own faces', async () => {
+  const batch = await expressionPhotoCrops();
+  const alone = await classifyExpressions(batch, EXPRESSION_PHOTOS.length);
+  // Seven "sessions", each with the one face of its own photo, asking at the same moment.
+  const sessions = EXPRESSION_PHOTOS.map((_, slot) => batch.slice(slot * CROP_VALUES, (slot + 1) * CROP_VALUES));
+  const before = { ...expressionCalls };
+  const answers = await Promise.all(sessions.map((crops) => classifyExpressions(crops, 1)));
+  const calls = expressionCalls.calls - before.calls;
+  assert.is(expressionCalls.faces - before.faces, EXPRESSION_PHOTOS.length);
+  assert.ok(calls < EXPRESSION_PHOTOS.length, `${calls} calls for ${EXPRESSION_PHOTOS.length} requests`);
+  answers.forEach((answer, slot) => {
+    assert.is(answer.length, CLASS_COUNT);
+    for (let c = 0; c < CLASS_COUNT; c++) assert.ok(Math.abs(answer[c]! - alone[slot * CLASS_COUNT + c]!) < 1e-5);
+  });
 });
 
 test('crop: the square around the box, resized, channels planar RGB', () => {
