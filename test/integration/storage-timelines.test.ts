@@ -1,0 +1,121 @@
+// The timeline arithmetic on hand-made rows, computed by the real queries in ClickHouse.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { config } from '../../bus/config.ts';
+import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
+import { newSessionId } from '../../bus/ids.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { migrate } from '../../storage/migrations.ts';
+import { columnsOf } from '../../storage/tables.ts';
+import {
+  audioFeatures,
+  emotionTotals,
+  emotionsTimeline,
+  intervalOf,
+  sentimentTimeline,
+} from '../../storage/timelines.ts';
+
+let clickhouse: ClickHouseClient;
+const session = newSessionId();
+
+/** Probabilities in EMOTION_KEYS order with `p` on `key` and the rest spread evenly. */
+function probabilities(key: EmotionKey, p: number): number[] {
+  return EMOTION_KEYS.map((k) => (k === key ? p : (1 - p) / 6));
+}
+
+async function insert(kind: 'audio' | 'face' | 'video' | 'speech', rows: object[]): Promise<void> {
+  const table = { audio: 'audio_seconds', face: 'face_seconds', video: 'video_seconds', speech: 'speech_segments' }[kind];
+  await clickhouse.insert({ table, values: rows.map((row) => columnsOf(kind, row)), format: 'JSONEachRow' });
+}
+
+test.before(async () => {
+  const admin = connectClickHouse(null);
+  await migrate(admin, config.clickhouseDatabase);
+  await admin.close();
+  clickhouse = connectClickHouse();
+  // Seconds 0-9 analysed; faces: track 1 happy in 0-5, track 2 sad in 2-3 and surprised in 6;
+  // seconds 7-9 video without faces; nothing at all from 10 to 19; audio in 20-24.
+  await insert('video', Array.from({ length: 10 }, (_, second) => ({ session, second, frames: 4, faces: 0, dropped: 0 })));
+  const face = (second: number, track: number, key: EmotionKey, p: number) => ({
+    session, second, track, probabilities: probabilities(key, p), dominant: key, frames: 4,
+  });
+  await insert('face', [
+    ...[0, 1, 2, 3, 4, 5].map((s) => face(s, 1, 'exaltation', 0.9)),
+    face(2, 2, 'lowEnergy', 0.6),
+    face(3, 2, 'lowEnergy', 0.8),
+    face(6, 2, 'impact', 0.7),
+  ]);
+  // A batch written twice (a redelivery) must not count twice.
+  await insert('face', [face(0, 1, 'exaltation', 0.9)]);
+  await insert('audio', [
+    { session, second: 20, frequency: 200, intensity: -20, voiced: 1, speech: 1 },
+    { session, second: 21, frequency: 0, intensity: -100, voiced: 0, speech: 0 },
+    { session, second: 22, frequency: 400, intensity: -20, voiced: 1, speech: 1 },
+    { session, second: 23, frequency: 300, intensity: -30, voiced: 1, speech: 1 },
+    { session, second: 24, frequency: 0, intensity: -100, voiced: 0, speech: 0 },
+  ]);
+  const segment = (start: number, positive: number, negative: number) => ({
+    session, start, end: start + 1.5, text: 'words', positive, neutral: 1 - positive - negative, negative, compound: positive - negative,
+  });
+  await insert('speech', [segment(1.2, 0.6, 0), segment(3.9, 0.2, 0.2), segment(12.5, 0, 0.5)]);
+});
+
+test.after(async () => {
+  await clickhouse?.close();
+});
+
+test('intervals: [start + k*g, start + (k+1)*g), the last one cut at end', () => {
+  const window = { session, granularity: 5, start: 2, end: 13 };
+  assert.equal(intervalOf(window, 0), { start: 2, end: 7 });
+  assert.equal(intervalOf(window, 2), { start: 12, end: 13 });
+});
+
+test('emotions: detectedFaces, people, quantity and intensity per interval', async () => {
+  const timeline = await emotionsTimeline(clickhouse, { session, granularity: 5, start: 0, end: 25 });
+  assert.equal(timeline.map((e) => [e.start, e.end, e.detectedFaces]), [[0, 5, 2], [5, 10, 2]]);
+  const [first, second] = timeline;
+  // 0-4: track 1 happy five times, track 2 sad twice: 7 face-seconds.
+  assert.equal(first!.emotions.exaltation, { people: 1, quantity: 0.7143, intensity: 0.9 });
+  assert.equal(first!.emotions.lowEnergy, { people: 1, quantity: 0.2857, intensity: 0.7 });
+  assert.equal(first!.emotions.focus, { people: 0, quantity: 0, intensity: 0 });
+  assert.equal(Object.keys(first!.emotions).sort(), [...EMOTION_KEYS].sort());
+  // 5-9: track 1 happy at 5, track 2 surprised at 6; 7-9 analysed without faces.
+  assert.equal(second!.emotions.impact, { people: 1, quantity: 0.5, intensity: 0.7 });
+  assert.equal(second!.emotions.exaltation, { people: 1, quantity: 0.5, intensity: 0.9 });
+});
+
+test('emotions: an interval with video and no face is zeros; one without video is omitted', async () => {
+  const timeline = await emotionsTimeline(clickhouse, { session, granularity: 3, start: 7, end: 16 });
+  assert.equal(timeline.length, 1, 'seconds 10-15 had no video');
+  assert.equal(timeline[0]!.start, 7);
+  assert.is(timeline[0]!.detectedFaces, 0);
+  for (const key of EMOTION_KEYS) assert.equal(timeline[0]!.emotions[key], { people: 0, quantity: 0, intensity: 0 });
+});
+
+test('emotion totals count face-seconds by their dominant emotion', async () => {
+  const totals = await emotionTotals(clickhouse, session);
+  assert.equal(totals, { focus: 0, exaltation: 6, lowEnergy: 2, seriousness: 0, overwhelming: 0, aversion: 0, impact: 1 });
+});
+
+test('audio: frequency over voiced seconds, intensity as a power mean, silent intervals omitted', async () => {
+  const timeline = await audioFeatures(clickhouse, { session, granularity: 5, start: 0, end: 40 });
+  assert.is(timeline.length, 1);
+  const [entry] = timeline;
+  assert.equal([entry!.start, entry!.end], [20, 25]);
+  assert.is(entry!.frequency, 300);
+  // Power mean of -20, -100, -20, -30, -100 dBFS.
+  const expected = 10 * Math.log10((2 * 10 ** -2 + 10 ** -3 + 2 * 10 ** -10) / 5);
+  assert.ok(Math.abs(entry!.intensity - expected) < 0.01, `${entry!.intensity} vs ${expected}`);
+});
+
+test('sentiment: segments counted where they start, scores averaged', async () => {
+  const timeline = await sentimentTimeline(clickhouse, { session, granularity: 10, start: 0, end: 20 });
+  assert.equal(timeline.map((e) => [e.start, e.end, e.segments]), [[0, 10, 2], [10, 20, 1]]);
+  assert.equal(timeline[0]!.sentiments, { positive: 0.4, neutral: 0.5, negative: 0.1 });
+  assert.equal(timeline[1]!.sentiments, { positive: 0, neutral: 0.5, negative: 0.5 });
+  // A window starting after a segment's start leaves it out.
+  const later = await sentimentTimeline(clickhouse, { session, granularity: 10, start: 2, end: 20 });
+  assert.is(later[0]!.segments, 1);
+});
+
+test.run();
