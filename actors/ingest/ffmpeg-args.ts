@@ -76,6 +76,9 @@ export function buildIngestArgs(options: IngestArgsOptions): string[] {
   // sessions share few cores), frames kept in stored orientation so the size stays predictable.
   args.push('-fflags', 'nobuffer', '-flags', 'low_delay', '-threads', '1', '-noautorotate');
   if (probeSeconds !== undefined) args.push('-analyzeduration', String(Math.round(probeSeconds * 1e6)));
+  // A stream that changes resolution mid-way keeps the filter graph built for its first size, so
+  // every frame on the pipe stays the size announced in `info` (the scaler adapts to the input).
+  args.push('-reinit_filter', '0');
   args.push('-i', uri);
 
   if (audio) {

@@ -1,0 +1,63 @@
+// A stream whose picture size changes mid-way: every frame on the pipe keeps the size the
+// ingest announced at the start, so frames are never mis-cut.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { analysisSize, buildIngestArgs, VIDEO_FD } from '../../actors/ingest/ffmpeg-args.ts';
+import { config } from '../../bus/config.ts';
+
+const FPS = 4;
+const SECONDS_EACH = 2;
+
+/** An MPEG-TS file: 1280x720 for two seconds, then 640x480 for two seconds. */
+function resolutionChangingFile(dir: string): string {
+  const parts = ['1280x720', '640x480'].map((size, i) => {
+    const file = join(dir, `part${i}.ts`);
+    execFileSync(config.ffmpegPath, [
+      '-v', 'error', '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=25:duration=${SECONDS_EACH}`,
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-y', file,
+    ]);
+    return file;
+  });
+  const joined = join(dir, 'changing.ts');
+  execFileSync(config.ffmpegPath, ['-v', 'error', '-i', `concat:${parts.join('|')}`, '-c', 'copy', '-y', joined]);
+  return joined;
+}
+
+/** The ingest's own arguments, reading a local file instead of a network stream. */
+function argsFor(file: string): string[] {
+  const args = buildIngestArgs({ uri: 'rtmp://127.0.0.1/live/x', fps: FPS, timeoutSeconds: 5, audio: false });
+  const input = args.indexOf('-i');
+  args[input + 1] = file;
+  const whitelist = args.indexOf('-protocol_whitelist');
+  args.splice(whitelist, 2);
+  // Drop the network-only timeout option that precedes the input.
+  const timeout = args.indexOf('-rw_timeout');
+  args.splice(timeout, 2);
+  return args;
+}
+
+test('frames keep the first size after the stream changes resolution', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ingest-resize-'));
+  try {
+    const file = resolutionChangingFile(dir);
+    const child = spawn(config.ffmpegPath, argsFor(file), { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+    child.stderr?.resume();
+    let bytes = 0;
+    (child.stdio[VIDEO_FD] as Readable).on('data', (chunk: Buffer) => (bytes += chunk.length));
+    await new Promise((resolve) => child.once('close', resolve));
+    const first = analysisSize({ width: 1280, height: 720 });
+    const frameBytes = first.width * first.height * 3;
+    assert.is(bytes % frameBytes, 0, `${bytes} bytes are not whole ${first.width}x${first.height} frames`);
+    const frames = bytes / frameBytes;
+    assert.ok(Math.abs(frames - 2 * SECONDS_EACH * FPS) <= 2, `${frames} frames`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
