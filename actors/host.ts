@@ -170,6 +170,7 @@ export class ActorHost {
       return actor.settled();
     }));
     await this.writer?.stop();
+    this.store.close();
     await this.nc.drain();
     await this.clickhouse.close();
     await this.speechToText.close();

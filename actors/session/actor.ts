@@ -119,23 +119,26 @@ export class SessionActor extends Actor<Message> {
   /** Changes the record if this host still owns the active session; otherwise leaves. */
   private async write(change: (record: SessionRecord) => SessionRecord): Promise<SessionRecord | undefined> {
     let lost = false;
-    const result = await this.options.store
-      .update(this.id, (record) => {
+    let result;
+    try {
+      result = await this.options.store.update(this.id, (record) => {
         if (record.state !== 'active' || record.owner !== this.options.hostId) {
           lost = true;
           return UNCHANGED;
         }
         return change(record);
-      })
-      .catch((error: unknown) => {
-        this.log.warn({ err: error }, 'session record not written; next heartbeat retries');
-        return undefined;
       });
-    if (lost || (result === undefined && !(await this.options.store.get(this.id)))) {
+    } catch (error) {
+      // The KV is unreachable (NATS restarting): keep working, the next heartbeat retries.
+      this.log.warn({ err: error }, 'session record not written; next heartbeat retries');
+      return undefined;
+    }
+    // Finished, owned by another host, or gone: this host has nothing more to do for it.
+    if (lost || result === undefined) {
       await this.leave();
       return undefined;
     }
-    return result?.record;
+    return result.record;
   }
 
   private async leave(): Promise<void> {

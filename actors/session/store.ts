@@ -6,6 +6,7 @@
 //
 // Reads for the API come from a bounded cache kept current by a watch on the bucket and by
 // this host's own writes; compare-and-set changes always start from a fresh read.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
@@ -29,6 +30,7 @@ const CACHED_RECORDS = 100_000;
 export class SessionStore {
   /** Recently read or changed records, least recently used first. */
   private readonly recent = new Map<string, Versioned>();
+  private closed = false;
 
   private constructor(
     readonly kv: KV,
@@ -65,19 +67,44 @@ export class SessionStore {
     return cached;
   }
 
-  /** Follows every change of every session: keeps the cache current and tells `onChange`. */
+  /**
+   * Follows every change of every session: keeps the cache current and tells `onChange`. A
+   * watch that ends (NATS restarted, the bucket's stream moved) is opened again, replaying the
+   * latest record of every session, so nothing is missed.
+   */
   async watch(onChange: (record: SessionRecord) => void): Promise<void> {
-    const updates = await this.kv.watch();
+    let updates = await this.kv.watch();
     void (async () => {
-      for await (const entry of updates) {
-        if (entry.operation !== 'PUT') {
-          this.recent.delete(entry.key);
-          continue;
+      while (!this.closed) {
+        try {
+          for await (const entry of updates) {
+            if (entry.operation !== 'PUT') {
+              this.recent.delete(entry.key);
+              continue;
+            }
+            const seen = this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
+            onChange(seen.record);
+          }
+        } catch (error) {
+          this.log.warn({ err: error }, 'session watch broke');
         }
-        const seen = this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
-        onChange(seen.record);
+        while (!this.closed) {
+          await sleep(1000);
+          try {
+            updates = await this.kv.watch();
+            this.log.info('session watch resumed');
+            break;
+          } catch (error) {
+            this.log.warn({ err: error }, 'session watch cannot resume yet');
+          }
+        }
       }
-    })().catch((error: unknown) => this.log.error({ err: error }, 'session watch ended'));
+    })();
+  }
+
+  /** Ends the watch. */
+  close(): void {
+    this.closed = true;
   }
 
   async create(record: SessionRecord): Promise<Versioned> {

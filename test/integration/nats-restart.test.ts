@@ -1,0 +1,87 @@
+// NATS restarts under a running session: the processes reconnect, the session carries on, and
+// the rows made while NATS was away are published once it is back.
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { config } from '../../bus/config.ts';
+import { startNats } from '../../ops/stack/nats.ts';
+import { waitUntil, type Service } from '../../ops/stack/process.ts';
+import { connectClickHouse } from '../../storage/clickhouse.ts';
+import { queryRows } from '../../storage/clickhouse.ts';
+import { sql } from '../../storage/sql.ts';
+import { makeClip } from '../support/clips.ts';
+import { freePort } from '../support/ports.ts';
+import { startServices, type Services } from '../support/services.ts';
+import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
+
+const dir = join(config.varDir, 'test', 'streams', `nats-restart-${process.pid}`);
+let natsPort: number;
+let nats: Service;
+let services: Services;
+let rtmp: RtmpServer;
+let publisher: Publisher;
+
+test.before(async () => {
+  natsPort = await freePort();
+  nats = await startNats({ dir: join(dir, 'nats'), port: natsPort, maxFileStore: '1GB' });
+  rtmp = await startRtmpServer({ dir: join(dir, 'rtmp'), rtmpPort: await freePort(), rtmpsPort: await freePort() });
+  const clip = await makeClip(
+    { width: 640, height: 360, seconds: 6, fps: 15, container: 'flv', video: { type: 'testsrc' }, audio: { type: 'tones', tones: [{ hz: 250, seconds: 6 }] } },
+    join(config.varDir, 'test', 'clips'),
+  );
+  publisher = publish(clip, rtmp.url('restart'));
+  await waitForStream(rtmp.url('restart'));
+  services = await startServices({
+    name: 'nats-restart',
+    env: { NATS_URL: `nats://127.0.0.1:${natsPort}`, ROWS_STREAM_MAX_BYTES: String(256 * 1024 ** 2), HEARTBEAT_SECONDS: '1' },
+  });
+});
+
+test.after(async () => {
+  await services?.stop();
+  await nats?.stop();
+  await publisher?.stop();
+  await rtmp?.stop();
+});
+
+test('a session outlives a NATS restart and loses no second of audio', async () => {
+  const created = await services.api('POST', '/v1/sessions', { body: { name: 'restart', streamUri: rtmp.url('restart') } });
+  assert.is(created.status, 201);
+  const id = created.body._id as string;
+  await services.waitForSession(id, (s) => s.meta.workerState === 'working' && s.meta.mediaSeconds > 3);
+
+  await nats.stop();
+  const downAt = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+  const during = await services.api('GET', `/v1/sessions/${id}`);
+  assert.is(during.status, 503, 'without NATS the gateway answers 503');
+  nats = await startNats({ dir: join(dir, 'nats'), port: natsPort, maxFileStore: '1GB' });
+
+  const after = await services.waitForSession(id, (s) => Date.parse(s.meta.healthCheck) > downAt + 5000, 30_000);
+  assert.is(after.state, 'active');
+  assert.is(after.meta.workerState, 'working');
+
+  // Let it run on, then stop and check every second reached ClickHouse exactly once.
+  await new Promise((resolve) => setTimeout(resolve, 4000));
+  const stopped = await services.api('POST', `/v1/sessions/${id}/stop`);
+  assert.is(stopped.status, 200);
+  const clickhouse = connectClickHouse();
+  try {
+    let coverage: { rows: number; first: number; last: number } | undefined;
+    await waitUntil('rows to be written', async () => {
+      [coverage] = await queryRows<{ rows: number; first: number; last: number }>(
+        clickhouse,
+        sql`SELECT count() AS rows, min(second) AS first, max(second) AS last FROM audio_seconds FINAL WHERE session = ${id}`,
+      );
+      return !!coverage && Number(coverage.last) >= Math.floor(stopped.body.duration) - 3;
+    }, 30_000);
+    const { rows, first, last } = coverage!;
+    assert.ok(Number(last) - Number(first) >= 12, `rows cover ${first}..${last}`);
+    assert.is(Number(rows), Number(last) - Number(first) + 1, `no second missing between ${first} and ${last}`);
+  } finally {
+    await clickhouse.close();
+  }
+});
+
+test.run();
