@@ -1,6 +1,7 @@
 // YuNet face detection: frame -> network input, network output -> faces.
 // The model takes any size that is a multiple of 32, so frames are padded, never scaled, and
 // the decoded boxes are already in frame pixels.
+import { Batcher, concat } from '../models/batcher.ts';
 import { loadModel, ort } from '../models/onnx.ts';
 import { MODEL_FILES } from '../models/files.ts';
 import type { Box } from './box.ts';
@@ -90,13 +91,28 @@ function clamp01(v: number): number {
   return v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
-// Input buffers are reused across frames; a buffer is lent to one inference at a time, so
+// Input buffers are reused across frames; a buffer is lent to one request at a time, so
 // concurrent callers (several sessions on one host) never share one while the model reads it.
 const spareInputs: Float32Array[] = [];
+const MAX_FRAMES_PER_CALL = 16;
+
+interface DetectorInput {
+  input: Float32Array;
+  padW: number;
+  padH: number;
+}
+
+// Frames of the same padded size from all the host's sessions go through the model together.
+const detector = new Batcher<DetectorInput, Face[]>(
+  detect,
+  (group, next) => group.length < MAX_FRAMES_PER_CALL && group[0]!.padW === next.padW && group[0]!.padH === next.padH,
+);
+
+/** How detection was grouped: model calls made and frames they carried, since start. */
+export const detectionCalls = detector.stats;
 
 export async function detectFaces(rgb: Uint8Array, width: number, height: number): Promise<Face[]> {
   if (rgb.length < width * height * 3) throw new Error(`frame of ${rgb.length} bytes is smaller than ${width}x${height} RGB`);
-  const model = await loadModel(MODEL_FILES.faceDetector);
   const padW = paddedSize(width);
   const padH = paddedSize(height);
   const size = 3 * padW * padH;
@@ -105,11 +121,24 @@ export async function detectFaces(rgb: Uint8Array, width: number, height: number
   try {
     const input = buffer.subarray(0, size);
     toYunetInput(rgb, width, height, input, padW, padH);
-    const results = await model.run({ input: new ort.Tensor('float32', input, [1, 3, padH, padW]) });
-    const outputs: Record<string, Float32Array> = {};
-    for (const [name, tensor] of Object.entries(results)) outputs[name] = tensor.data as Float32Array;
-    return decodeYunet(outputs, padW, padH);
+    return await detector.submit({ input, padW, padH });
   } finally {
     spareInputs.push(buffer);
   }
+}
+
+async function detect(group: DetectorInput[]): Promise<Face[][]> {
+  const { padW, padH } = group[0]!;
+  const input = group.length === 1 ? group[0]!.input : concat(group.map((g) => g.input), group.length * 3 * padW * padH);
+  const model = await loadModel(MODEL_FILES.faceDetector);
+  const results = await model.run({ input: new ort.Tensor('float32', input, [group.length, 3, padH, padW]) });
+  return group.map((_, frame) => {
+    const outputs: Record<string, Float32Array> = {};
+    for (const [name, tensor] of Object.entries(results)) {
+      const data = tensor.data as Float32Array;
+      const perFrame = data.length / group.length;
+      outputs[name] = data.subarray(frame * perFrame, (frame + 1) * perFrame);
+    }
+    return decodeYunet(outputs, padW, padH);
+  });
 }

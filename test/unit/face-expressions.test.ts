@@ -33,7 +33,7 @@ test('requests from several sessions at once share inference calls, each getting
   const before = { ...expressionCalls };
   const answers = await Promise.all(sessions.map((crops) => classifyExpressions(crops, 1)));
   const calls = expressionCalls.calls - before.calls;
-  assert.is(expressionCalls.faces - before.faces, EXPRESSION_PHOTOS.length);
+  assert.is(expressionCalls.items - before.items, EXPRESSION_PHOTOS.length);
   assert.ok(calls < EXPRESSION_PHOTOS.length, `${calls} calls for ${EXPRESSION_PHOTOS.length} requests`);
   answers.forEach((answer, slot) => {
     assert.is(answer.length, CLASS_COUNT);

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decodeYunet, detectFaces, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
+import { decodeYunet, detectFaces, detectionCalls, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
 import { EXPRESSION_PHOTOS, loadPhoto } from './face-photos.ts';
 
 test('finds the six faces of the group photo', async () => {
@@ -27,6 +27,19 @@ test('finds exactly one face in each single-face photo', async () => {
     const faces = await detectFaces(photo.rgb, photo.width, photo.height);
     assert.is(faces.length, 1, name);
   }
+});
+
+test('frames of one size from several sessions share model calls, each getting its own faces', async () => {
+  const group = loadPhoto('faces');
+  const blank = { rgb: new Uint8Array(group.rgb.length).fill(128), width: group.width, height: group.height };
+  const alone = await detectFaces(group.rgb, group.width, group.height);
+  const before = { ...detectionCalls };
+  const frames = [group, blank, group, blank];
+  const found = await Promise.all(frames.map((f) => detectFaces(f.rgb, f.width, f.height)));
+  assert.is(detectionCalls.items - before.items, frames.length);
+  assert.ok(detectionCalls.calls - before.calls < frames.length, `${detectionCalls.calls - before.calls} calls`);
+  assert.equal(found.map((faces) => faces.length), [6, 0, 6, 0]);
+  found[2]!.forEach((face, i) => assert.ok(Math.abs(face.x - alone[i]!.x) < 0.01 && Math.abs(face.score - alone[i]!.score) < 1e-4));
 });
 
 test('finds nothing in a blank frame', async () => {
