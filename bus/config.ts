@@ -76,6 +76,9 @@ export const config = {
   allowPrivateStreamHosts: flag('ALLOW_PRIVATE_STREAM_HOSTS', false),
   analysisFps: number('ANALYSIS_FPS', 4, 0.1),
   ffmpegPath: text('FFMPEG_PATH', 'ffmpeg'),
+  // rtmps: verify the server's certificate (against the system's CAs, or this file's).
+  streamTlsVerify: flag('STREAM_TLS_VERIFY', true),
+  streamTlsCaFile: optionalText('STREAM_TLS_CA_FILE'),
   transcriptQueueLimit: number('TRANSCRIPT_QUEUE_LIMIT', 8, 1),
 
   // assets

@@ -53,6 +53,8 @@ export interface IngestArgsOptions {
   // How long ffmpeg may read to discover the streams (its default when absent). Short once the
   // streams are known: otherwise ffmpeg keeps waiting for an audio stream that never comes.
   probeSeconds?: number;
+  /** For rtmps: verify the server certificate, against `caFile` or the system's CAs. */
+  tls?: { verify: boolean; caFile?: string };
 }
 
 function timeoutArgs(scheme: StreamScheme, timeoutSeconds: number): string[] {
@@ -62,8 +64,15 @@ function timeoutArgs(scheme: StreamScheme, timeoutSeconds: number): string[] {
   return ['-rw_timeout', micros];
 }
 
+function tlsArgs(tls: { verify: boolean; caFile?: string }): string[] {
+  if (!tls.verify) return ['-tls_verify', '0'];
+  return ['-tls_verify', '1', '-ca_file', tls.caFile ?? SYSTEM_CA_FILE];
+}
+
+const SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
+
 export function buildIngestArgs(options: IngestArgsOptions): string[] {
-  const { uri, fps, timeoutSeconds, audio = true, video = true, probeSeconds } = options;
+  const { uri, fps, timeoutSeconds, audio = true, video = true, probeSeconds, tls } = options;
   if (!(fps > 0)) throw new Error(`fps must be > 0, got ${fps}`);
   if (!(timeoutSeconds > 0)) throw new Error(`timeoutSeconds must be > 0, got ${timeoutSeconds}`);
   if (!audio && !video) throw new Error('at least one of audio and video is needed');
@@ -72,6 +81,7 @@ export function buildIngestArgs(options: IngestArgsOptions): string[] {
   const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info'];
   args.push('-protocol_whitelist', INPUT_PROTOCOLS.join(','));
   args.push(...timeoutArgs(scheme, timeoutSeconds));
+  if (scheme === 'rtmps' && tls) args.push(...tlsArgs(tls));
   // Low latency: no demuxer buffering, one decoder thread (no frame-thread delay, and many
   // sessions share few cores), frames kept in stored orientation so the size stays predictable.
   args.push('-fflags', 'nobuffer', '-flags', 'low_delay', '-threads', '1', '-noautorotate');

@@ -20,6 +20,7 @@ export interface IngestOptions {
   fps: number;
   ffmpegPath: string;
   timeoutSeconds: number;
+  tls?: { verify: boolean; caFile?: string };
 }
 
 export interface IngestInfo {

@@ -77,7 +77,9 @@ export class StderrReader {
   private outputPipe = '';
   private readonly inputStreams: StreamLine[] = [];
   private mappingSeen = false;
-  private lastReason = '';
+  // The last few lines that say something: the cause (a refused connection, an untrusted
+  // certificate) often comes a line or two before ffmpeg's closing line.
+  private readonly reasons: string[] = [];
   videoOutputSize: { width: number; height: number } | undefined;
   // Set when ffmpeg refused to start because an output would have no stream.
   emptyOutput = false;
@@ -85,7 +87,11 @@ export class StderrReader {
   // Returns true when this line completed the input description (the stream mapping follows it).
   read(line: string): boolean {
     if (line.trim() === '') return false;
-    if (!UNINFORMATIVE.some((pattern) => pattern.test(line))) this.lastReason = line.trim();
+    if (!UNINFORMATIVE.some((pattern) => pattern.test(line))) {
+      // "[tls @ 0x55d0...] Peer certificate failed verification" -> "tls: Peer certificate ..."
+      this.reasons.push(line.trim().replace(/^\[(\w+) @ 0x[0-9a-f]+\] /, '$1: '));
+      if (this.reasons.length > 3) this.reasons.shift();
+    }
     if (/does not contain any stream/.test(line)) this.emptyOutput = true;
 
     const header = /^(Input|Output) #\d+, .*?, (?:from|to) '(.*)':$/.exec(line);
@@ -126,6 +132,6 @@ export class StderrReader {
   }
 
   get reason(): string {
-    return this.lastReason;
+    return this.reasons.join('; ');
   }
 }

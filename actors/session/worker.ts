@@ -101,6 +101,7 @@ export class StreamWorker implements Child {
       fps: config.analysisFps,
       ffmpegPath: config.ffmpegPath,
       timeoutSeconds: Math.min(10, config.streamUnreachableSeconds),
+      tls: { verify: config.streamTlsVerify, caFile: config.streamTlsCaFile },
     });
     this.ingest = ingest;
     const sinceStart = (at: number) => Math.max(0, (at - createdAt) / 1000);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { Ingest, type IngestExit } from '../../actors/ingest/ingest.ts';
 import { config } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { subjects } from '../../bus/subjects.ts';
@@ -62,7 +63,12 @@ test.before(async () => {
   await Promise.all([waitForStream(rtmp.url('hd')), waitForStream(rtmp.url('uhd')), waitForStream(rtsp.url('hd'))]);
   services = await startServices({
     name: 'streams',
-    env: { STREAM_UNREACHABLE_SECONDS: String(UNREACHABLE_SECONDS), HEARTBEAT_SECONDS: '1' },
+    env: {
+      STREAM_UNREACHABLE_SECONDS: String(UNREACHABLE_SECONDS),
+      HEARTBEAT_SECONDS: '1',
+      // The local RTMPS server's certificate is self-signed: it is the CA these hosts trust.
+      STREAM_TLS_CA_FILE: rtmp.certificate,
+    },
   });
   nc = await connectBus('sessions-streams test');
 });
@@ -91,6 +97,25 @@ for (const protocol of ['rtmp', 'rtmps', 'rtsp'] as const) {
     assert.ok(Date.now() - at <= 2000);
   });
 }
+
+test('an rtmps server whose certificate is not trusted is refused, and accepted with its CA', async () => {
+  const pull = (tls: { verify: boolean; caFile?: string }) =>
+    new Promise<{ info: boolean; exit: IngestExit }>((resolve) => {
+      const ingest = new Ingest({ uri: rtmp.secureUrl('hd'), fps: 4, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5, tls });
+      let info = false;
+      ingest.on('info', () => {
+        info = true;
+        void ingest.stop();
+      });
+      ingest.on('exit', (exit) => resolve({ info, exit }));
+      ingest.start();
+    });
+  const untrusted = await pull({ verify: true });
+  assert.not.ok(untrusted.info, 'no media from an untrusted server');
+  assert.match(untrusted.exit.reason, /certificate|verif/i);
+  const trusted = await pull({ verify: true, caFile: rtmp.certificate });
+  assert.ok(trusted.info, trusted.exit.reason);
+});
 
 test('a 1440p stream ends the session with resolution_exceeded and nothing analysed', async () => {
   const id = await createSession(rtmp.url('uhd'));

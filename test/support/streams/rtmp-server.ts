@@ -11,6 +11,8 @@ const MODULES = ['ngx_rtmp_module.so', 'ngx_stream_module.so'];
 export interface RtmpServer {
   url(name: string): string;
   secureUrl(name: string): string;
+  /** The self-signed certificate of the RTMPS port: the CA file a verifying client needs. */
+  certificate: string;
   stop(): Promise<void>;
 }
 
@@ -91,6 +93,7 @@ export async function startRtmpServer(options: {
   return {
     url: (name) => `rtmp://127.0.0.1:${rtmpPort}/live/${name}`,
     secureUrl: (name) => `rtmps://127.0.0.1:${rtmpsPort}/live/${name}`,
+    certificate: selfSignedCertificate(dir).cert,
     stop: () => server.stop(),
   };
 }
