@@ -38,7 +38,6 @@ export function exceedsResolution(width: number, height: number): boolean {
 
 export class StreamWorker implements Child {
   readonly done: Promise<void>;
-  private stopping = false;
   private readonly stopped = new AbortController();
   private ingest?: Ingest;
   private mediaSeconds = 0;
@@ -58,7 +57,6 @@ export class StreamWorker implements Child {
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
     this.stopped.abort();
     await this.ingest?.stop();
     await this.done.catch(() => {});
@@ -69,11 +67,11 @@ export class StreamWorker implements Child {
     const limitMs = config.streamUnreachableSeconds * 1000;
     let lastMediaAt = Date.now();
     let backoffMs = 500;
-    for (let attempt = 0; !this.stopping; attempt++) {
+    for (let attempt = 0; !this.stopped.signal.aborted; attempt++) {
       reports.state(attempt === 0 ? 'connecting' : 'reconnecting');
       const before = this.mediaSeconds;
       const outcome = await this.connectOnce();
-      if (this.stopping) return;
+      if (this.stopped.signal.aborted) return;
       if (outcome.resolution) {
         reports.ended('resolution_exceeded', `stream is ${outcome.resolution}, above the 1080p limit`);
         return;
