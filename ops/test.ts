@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { config } from '../bus/config.ts';
-import { freePort } from '../test/support/ports.ts';
+import { freePort } from './stack/ports.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
 import { startNats } from './stack/nats.ts';
 

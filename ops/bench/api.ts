@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../../bus/config.ts';
 import { startServices, type Services } from '../../test/support/services.ts';
-import { freePort } from '../../test/support/ports.ts';
+import { freePort } from '../stack/ports.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';
 import { startService, waitUntil, type Service } from '../stack/process.ts';

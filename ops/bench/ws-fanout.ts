@@ -15,9 +15,9 @@ import { EMOTION_KEYS, type FaceSecond } from '../../bus/contracts/rows.ts';
 import { subjects } from '../../bus/subjects.ts';
 import { WsClient } from '../../gateway/ws/client.ts';
 import { startServices } from '../../test/support/services.ts';
-import { freePort } from '../../test/support/ports.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
-import { portOpen, startNats } from '../stack/nats.ts';
+import { startNats } from '../stack/nats.ts';
+import { freePort, portOpen } from '../stack/ports.ts';
 import { startService, waitUntil } from '../stack/process.ts';
 import { percentile } from './lib/stats.ts';
 

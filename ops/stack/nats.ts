@@ -1,7 +1,7 @@
 // A local NATS server with JetStream, its store under the given folder, listening on loopback.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
+import { portOpen } from './ports.ts';
 import { startService, waitUntil, type Service } from './process.ts';
 
 export interface NatsOptions {
@@ -31,15 +31,4 @@ export async function startNats(options: NatsOptions): Promise<Service & { url: 
   const service = startService('nats', 'nats-server', ['-c', configFile], { logFile: join(options.dir, 'nats.log') });
   await waitUntil('nats-server', () => portOpen(options.port), 15_000);
   return { ...service, url: `nats://127.0.0.1:${options.port}` };
-}
-
-export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect({ port, host });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

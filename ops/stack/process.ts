@@ -1,57 +1,88 @@
-// Starting and stopping the processes of the local stack. Every process is started in its own
-// process group and stopped by PID (the group), so nothing outlives the command that started it.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+// Starting and stopping the processes of the local stack and of the tests' servers. Every
+// process is started in its own process group and stopped by PID (the group), so nothing
+// outlives the command that started it, not even the workers a server forks.
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { portOpen } from './ports.ts';
 
 export interface Service {
   name: string;
   pid: number;
+  /** Resolves with the exit code (null after a signal) once the process has exited. */
   exited: Promise<number | null>;
+  /** The end of what it printed, for error messages. */
+  output(): string;
   stop(): Promise<void>;
 }
+
+const TAIL_CHARS = 4000;
 
 export function startService(
   name: string,
   command: string,
   args: string[],
-  options: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string },
+  options: { logFile?: string; env?: NodeJS.ProcessEnv; cwd?: string; graceMs?: number } = {},
 ): Service {
-  mkdirSync(dirname(options.logFile), { recursive: true });
-  const logStream = createWriteStream(options.logFile, { flags: 'a' });
   const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env ?? process.env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout?.pipe(logStream);
-  child.stderr?.pipe(logStream);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  child.once('error', (error) => logStream.write(`failed to start ${command}: ${error.message}\n`));
-  return { name, pid: child.pid ?? -1, exited, stop: () => stopChild(child, exited) };
-}
-
-async function stopChild(child: ChildProcess, exited: Promise<number | null>, graceMs = 5000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  signalGroup(child.pid, 'SIGTERM');
-  const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
-  if (!done) {
-    signalGroup(child.pid, 'SIGKILL');
-    await exited;
+  let tail = '';
+  const keep = (chunk: Buffer) => void (tail = (tail + chunk.toString('utf8')).slice(-TAIL_CHARS));
+  const { logFile } = options;
+  if (logFile) {
+    mkdirSync(dirname(logFile), { recursive: true });
+    const log = createWriteStream(logFile, { flags: 'a' });
+    child.stdout.pipe(log);
+    child.stderr.pipe(log);
+  } else {
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
   }
+  child.once('error', (error) => keep(Buffer.from(`failed to start ${command}: ${error.message}\n`)));
+  let running = child.pid !== undefined;
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      running = false;
+      resolve(code);
+    });
+    child.once('error', () => {
+      running = false;
+      resolve(null);
+    });
+  });
+  const pid = child.pid ?? -1;
+
+  const stop = async () => {
+    if (running) {
+      signalGroup(pid, 'SIGTERM');
+      const done = await Promise.race([exited.then(() => true), sleep(options.graceMs ?? 5000).then(() => false)]);
+      if (!done) signalGroup(pid, 'SIGKILL');
+      await exited;
+    }
+    // The leader is gone; reap anything it left behind in its group.
+    if (pid > 0) signalGroup(pid, 'SIGKILL');
+  };
+  const output = () => {
+    if (!logFile) return tail;
+    try {
+      return readFileSync(logFile, 'utf8').slice(-TAIL_CHARS);
+    } catch {
+      return '';
+    }
+  };
+  return { name, pid, exited, output, stop };
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
+    // the group is already gone
   }
 }
 
@@ -63,4 +94,18 @@ export async function waitUntil(what: string, ready: () => Promise<boolean>, tim
     await sleep(100);
   }
   throw new Error(`${what} did not become ready within ${timeoutMs / 1000} s`);
+}
+
+/** Waits until every port accepts connections; fails at once, with its output, if the service died. */
+export async function waitForPorts(service: Service, ports: number[], timeoutMs = 10_000): Promise<void> {
+  let ended = false;
+  void service.exited.then(() => (ended = true));
+  const deadline = Date.now() + timeoutMs;
+  for (const port of ports) {
+    while (!(await portOpen(port))) {
+      if (ended) throw new Error(`${service.name} exited before listening on ${port}:\n${service.output()}`);
+      if (Date.now() > deadline) throw new Error(`nothing listening on ${port} after ${timeoutMs} ms:\n${service.output()}`);
+      await sleep(50);
+    }
+  }
 }

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../support/ports.ts';
+import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../support/services.ts';
 
 let services: Services;

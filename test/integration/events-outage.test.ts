@@ -9,7 +9,7 @@ import { config } from '../../bus/config.ts';
 import { startClickHouse } from '../../ops/stack/clickhouse.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import type { Service } from '../../ops/stack/process.ts';
-import { freePort } from '../support/ports.ts';
+import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../support/services.ts';
 
 const dir = join(config.varDir, 'test', `events-outage-${process.pid}`);

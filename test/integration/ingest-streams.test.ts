@@ -7,7 +7,7 @@ import { config } from '../../bus/config.ts';
 import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/ingest.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
-import { freePort } from '../support/ports.ts';
+import { freePort } from '../../ops/stack/ports.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { startRtspServer, type RtspServer } from '../support/streams/rtsp-server.ts';
 import { publish, waitForStream } from '../support/streams/publish.ts';

@@ -10,7 +10,7 @@ import { connectBus } from '../../bus/connection.ts';
 import { subjects } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
-import { freePort } from '../support/ports.ts';
+import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../support/services.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';

@@ -11,7 +11,7 @@ import { startClickHouse, type ClickHouseOptions } from '../../ops/stack/clickho
 import type { Service } from '../../ops/stack/process.ts';
 import { sql } from '../../storage/sql.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
-import { freePort } from '../support/ports.ts';
+import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../support/services.ts';
 import type { RtmpServer } from '../support/streams/rtmp-server.ts';
 import {

@@ -9,7 +9,7 @@ import { connectClickHouse, queryRows } from '../../storage/clickhouse.ts';
 import { sql } from '../../storage/sql.ts';
 import { WsClient, type PushedEvent } from '../../gateway/ws/client.ts';
 import { makeClip } from '../support/clips.ts';
-import { freePort } from '../support/ports.ts';
+import { freePort } from '../../ops/stack/ports.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { startServices, type Services } from '../support/services.ts';

@@ -14,7 +14,7 @@ import { busSender } from '../../gateway/routes/bus-call.ts';
 import { WsClient } from '../../gateway/ws/client.ts';
 import { DEFAULT_WS_LIMITS } from '../../gateway/ws/limits.ts';
 import { attachWebSocket } from '../../gateway/ws/server.ts';
-import { freePort } from '../support/ports.ts';
+import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../support/services.ts';
 
 let services: Services;

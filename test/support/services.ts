@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { config } from '../../bus/config.ts';
 import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
-import { freePort } from './ports.ts';
+import { freePort } from '../../ops/stack/ports.ts';
 
 export interface TestUser {
   user: string;

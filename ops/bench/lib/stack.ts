@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { config } from '../../../bus/config.ts';
 import { migrate } from '../../../storage/migrations.ts';
-import { freePort } from '../../../test/support/ports.ts';
+import { freePort } from '../../stack/ports.ts';
 import { startClickHouse } from '../../stack/clickhouse.ts';
 import { startNats } from '../../stack/nats.ts';
 import type { Service } from '../../stack/process.ts';

@@ -1,7 +1,7 @@
 // Publishing a pre-encoded clip as a live stream, looped at its own pace without re-encoding
 // (about 1% of a core), and waiting until a stream can actually be played.
 import { execFile } from 'node:child_process';
-import { startProcess, type ServerProcess } from './process.ts';
+import { startService } from '../../../ops/stack/process.ts';
 
 export interface Publisher {
   pid: number;
@@ -17,12 +17,12 @@ function outputFormat(url: string): string[] {
 
 export function publish(clip: string, url: string, ffmpegPath = 'ffmpeg'): Publisher {
   const target = /^udp:\/\//.test(url) && !url.includes('?') ? `${url}?pkt_size=1316` : url;
-  const process: ServerProcess = startProcess(ffmpegPath, [
+  const publisher = startService('publisher', ffmpegPath, [
     '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'warning',
     '-re', '-stream_loop', '-1', '-i', clip,
     '-c', 'copy', ...outputFormat(url), target,
-  ]);
-  return { pid: process.pid, stop: () => process.stop() };
+  ], { graceMs: 2000 });
+  return { pid: publisher.pid, stop: () => publisher.stop() };
 }
 
 function timeoutArgs(url: string, seconds: number): string[] {

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startProcess, waitForPorts } from './process.ts';
+import { startService, waitForPorts } from '../../../ops/stack/process.ts';
 
 const MODULE_DIRS = ['/usr/lib/nginx/modules', '/usr/share/nginx/modules'];
 const MODULES = ['ngx_rtmp_module.so', 'ngx_stream_module.so'];
@@ -83,7 +83,7 @@ export async function startRtmpServer(options: {
   const configFile = join(dir, 'nginx.conf');
   writeFileSync(configFile, nginxConfig(dir, rtmpPort, rtmpsPort));
   const errorLog = join(dir, 'nginx-error.log');
-  const server = startProcess(nginxBinary(), ['-p', dir, '-c', configFile, '-e', errorLog], errorLog);
+  const server = startService('nginx', nginxBinary(), ['-p', dir, '-c', configFile, '-e', errorLog], { logFile: errorLog, graceMs: 2000 });
   try {
     await waitForPorts(server, [rtmpPort, rtmpsPort]);
   } catch (error) {

@@ -3,8 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { freeUdpPort } from '../ports.ts';
-import { startProcess, waitForPorts, type ServerProcess } from './process.ts';
+import { freeUdpPort } from '../../../ops/stack/ports.ts';
+import { startService, waitForPorts } from '../../../ops/stack/process.ts';
 import { publish, type Publisher } from './publish.ts';
 
 export interface RtspServer {
@@ -37,7 +37,7 @@ export async function startRtspServer(options: {
     feeds.push({ path: mountPath(mount), udpPort: await freeUdpPort(), audio: hasAudio(clip), clip });
   }
   const spec = JSON.stringify({ port, mounts: feeds.map(({ clip: _clip, ...mount }) => mount) });
-  const server: ServerProcess = startProcess('/usr/bin/python3', [SCRIPT, spec], join(dir, `rtsp-${port}.log`));
+  const server = startService('rtsp-server', '/usr/bin/python3', [SCRIPT, spec], { logFile: join(dir, `rtsp-${port}.log`), graceMs: 2000 });
   const publishers: Publisher[] = [];
   const stop = async (): Promise<void> => {
     await Promise.all(publishers.map((publisher) => publisher.stop()));

@@ -1,7 +1,8 @@
-// Free loopback ports for test servers. The port is released before the caller binds it, so a
-// collision is possible in principle but harmless in practice on a test machine.
-import { createServer } from 'node:net';
+// Loopback ports: free ones for servers started on the fly, and whether one accepts connections.
+// A free port is released before the caller binds it; a collision is possible in principle but
+// harmless in practice on one machine.
 import { createSocket } from 'node:dgram';
+import { connect, createServer } from 'node:net';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -23,5 +24,16 @@ export function freeUdpPort(): Promise<number> {
       const { port } = socket.address();
       socket.close(() => resolve(port));
     });
+  });
+}
+
+export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }
