@@ -82,7 +82,7 @@ async function answer<O extends Operation>(
   }
 }
 
-export function respondError(msg: Msg, error: unknown, operation: string): void {
+function respondError(msg: Msg, error: unknown, operation: string): void {
   const failure =
     error instanceof ServiceError
       ? error

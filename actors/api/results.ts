@@ -48,7 +48,7 @@ export function serveResults(nc: NatsConnection, store: SessionStore, clickhouse
 }
 
 /** The window of a timeline request; `end` defaults to the session's duration. */
-export function windowOf(record: SessionRecord, query: TimelineQuery): Window {
+function windowOf(record: SessionRecord, query: TimelineQuery): Window {
   if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
   const end = query.end ?? Math.ceil(elapsedSeconds(record));
   return { session: record.id, granularity: query.granularity, start: query.start, end };
