@@ -8,9 +8,8 @@ import { config } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import type { Session, SessionRecord } from '../bus/contracts/session.ts';
 import { badRequest, overloaded } from '../bus/errors.ts';
-import { newSessionId } from '../bus/ids.ts';
 import { log as rootLog, type Logger } from '../bus/log.ts';
-import { serve, type RequestOf } from '../bus/rpc.ts';
+import { serve, type CallContext, type RequestOf } from '../bus/rpc.ts';
 import { presentSession, publicRecord } from '../bus/session-view.ts';
 import { isPrivateAddress, parseStreamUri } from '../bus/stream-uri.ts';
 import { queues } from '../bus/subjects.ts';
@@ -25,7 +24,10 @@ import { MODEL_FILES } from './models/files.ts';
 import { assertModels } from './models/required.ts';
 import { RowPublisher } from './rows.ts';
 import { SessionActor } from './session/actor.ts';
+import { admitSession, type AdmissionDeps } from './session/admission.ts';
+import { IdempotencyKeys } from './session/idempotency.ts';
 import { isStale, takeOver } from './session/lifecycle.ts';
+import { UserQuotas } from './session/quotas.ts';
 import { SessionStore } from './session/store.ts';
 import { ThreadedSpeechToText } from './transcript/threaded.ts';
 
@@ -46,6 +48,7 @@ export class ActorHost {
     private readonly store: SessionStore,
     private readonly rows: RowPublisher,
     private readonly speechToText: ThreadedSpeechToText,
+    private readonly admission: AdmissionDeps,
     private readonly log: Logger,
   ) {}
 
@@ -62,7 +65,14 @@ export class ActorHost {
     const clickhouse = connectClickHouse();
     const rows = new RowPublisher(js, log);
     const store = await SessionStore.open(nc, js, clickhouse, rows, log);
-    const host = new ActorHost(hostId, nc, clickhouse, store, rows, speechToText, log);
+    const admission: AdmissionDeps = {
+      store,
+      quotas: await UserQuotas.open(js, store, config.userMaxActiveSessions),
+      keys: await IdempotencyKeys.open(js, config.idempotencyKeySeconds * 1000),
+      hostId,
+      sessionMaxSeconds: config.sessionMaxSeconds,
+    };
+    const host = new ActorHost(hostId, nc, clickhouse, store, rows, speechToText, admission, log);
     await host.run(js);
     return host;
   }
@@ -71,7 +81,7 @@ export class ActorHost {
     this.subscriptions.push(
       ...serveSessions(this.nc, this.store, this.clickhouse),
       ...serveResults(this.nc, this.store, this.clickhouse),
-      ...serveEvents(this.nc, this.store, this.clickhouse, this.rows),
+      ...serveEvents(this.nc, this.store, this.clickhouse, this.rows, config.sessionMaxSources),
     );
     if (config.storageWriter) {
       this.writer = new StorageWriter(js, this.clickhouse, this.log.child({ component: 'writer' }));
@@ -87,7 +97,7 @@ export class ActorHost {
   private updateCapacity(): void {
     const free = !this.stopping && this.actors.size < config.hostCapacity;
     if (free && !this.createSubscription) {
-      this.createSubscription = serve(this.nc, 'sessions.create', (request) => this.create(request), {
+      this.createSubscription = serve(this.nc, 'sessions.create', (request, context) => this.create(request, context), {
         queue: queues.hosts,
       });
     } else if (!free && this.createSubscription) {
@@ -96,30 +106,13 @@ export class ActorHost {
     }
   }
 
-  private async create({ caller, body }: RequestOf<'sessions.create'>): Promise<Session> {
-    const stream = parseStreamUri(body.streamUri);
+  private async create(request: RequestOf<'sessions.create'>, { deadline }: CallContext): Promise<Session> {
+    const stream = parseStreamUri(request.body.streamUri);
     if (!config.allowPrivateStreamHosts) await refusePrivateHost(stream.hostname);
     if (this.actors.size >= config.hostCapacity) throw overloaded();
-    const now = Date.now();
-    const record: SessionRecord = {
-      id: newSessionId(now),
-      name: body.name,
-      type: 'live_analysis',
-      state: 'active',
-      createdAt: now,
-      user: caller.user,
-      product: caller.product,
-      streamUri: body.streamUri,
-      sensors: [],
-      owner: this.id,
-      expiresAt: now + config.sessionMaxSeconds * 1000,
-      healthCheckAt: now,
-      workerState: 'starting',
-      mediaSeconds: 0,
-    };
-    await this.store.create(record);
-    this.startActor(record);
-    return presentSession(publicRecord(record), now);
+    const { record, created } = await admitSession(this.admission, request, deadline);
+    if (created) this.startActor(record);
+    return presentSession(publicRecord(record));
   }
 
   private startActor(record: SessionRecord): void {

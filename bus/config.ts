@@ -69,6 +69,11 @@ export const config = {
   hostId: text('HOST_ID', `${hostname()}-${process.pid}`),
   hostCapacity: number('HOST_CAPACITY', 16, 1),
   sessionMaxSeconds: number('SESSION_MAX_SECONDS', 43200, 1),
+  // Quotas: active sessions per user across the cluster, sensor sources per session.
+  userMaxActiveSessions: number('USER_MAX_ACTIVE_SESSIONS', 8, 1),
+  sessionMaxSources: number('SESSION_MAX_SOURCES', 32, 1),
+  // How long an Idempotency-Key of a create is remembered.
+  idempotencyKeySeconds: number('IDEMPOTENCY_KEY_SECONDS', 86400, 60),
   streamUnreachableSeconds: number('STREAM_UNREACHABLE_SECONDS', 60, 1),
   heartbeatSeconds: number('HEARTBEAT_SECONDS', 3, 0.1),
   // A session whose heartbeat is older than this is taken over by another host.

@@ -23,3 +23,16 @@ export const notFound = (what = 'session') => new ServiceError(404, 'not_found',
 export const overloaded = () =>
   new ServiceError(503, 'overloaded', 'no analysis capacity is free right now; retry later');
 export const unavailable = (message: string) => new ServiceError(503, 'unavailable', message);
+export const quotaExceeded = (message: string) => new ServiceError(429, 'quota_exceeded', message);
+
+/**
+ * A failure of something we depend on (NATS, the KV, ClickHouse) rather than of our code: the
+ * client may retry, so it is a 503. Anything else stays a 500, so bugs are not dressed as load.
+ */
+export function isTransient(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = String((error as { code?: unknown }).code ?? '');
+  if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EAI_AGAIN|503|408|TIMEOUT|CONNECTION_CLOSED|CONNECTION_DRAINING|DISCONNECT)$/i.test(code)) return true;
+  const names = ['TimeoutError', 'NoRespondersError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'JetStreamNotEnabledError', 'ConnectionError'];
+  return names.includes(error.name) || (error.cause !== undefined && isTransient(error.cause));
+}

@@ -4,7 +4,7 @@
 import { headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Static } from '@sinclair/typebox';
 import { config } from './config.ts';
-import { ServiceError, overloaded, unavailable } from './errors.ts';
+import { ServiceError, isTransient, overloaded, unavailable } from './errors.ts';
 import { log } from './log.ts';
 import { operations, subjectOf, type Operation } from './operations.ts';
 import { accept } from './validate.ts';
@@ -14,6 +14,9 @@ const ERROR_CODE = 'Nats-Service-Error-Code';
 
 export type RequestOf<O extends Operation> = Static<(typeof operations)[O]>;
 
+/** How long the caller waits, sent with the request so the responder can give up in time. */
+const TIMEOUT_HEADER = 'Emo-Timeout-Ms';
+
 export async function call<R = unknown, O extends Operation = Operation>(
   nc: NatsConnection,
   operation: O,
@@ -22,16 +25,24 @@ export async function call<R = unknown, O extends Operation = Operation>(
 ): Promise<R> {
   let reply: Msg;
   try {
-    reply = await nc.request(subjectOf(operation), JSON.stringify(request), { timeout: timeoutMs });
+    const h = headers();
+    h.set(TIMEOUT_HEADER, String(timeoutMs));
+    reply = await nc.request(subjectOf(operation), JSON.stringify(request), { timeout: timeoutMs, headers: h });
   } catch (error) {
     throw asServiceError(error, operation);
   }
-  const status = reply.headers?.get(ERROR_CODE);
-  if (status) {
-    const body = reply.json<{ code: string; message: string; details?: [] }>();
-    throw new ServiceError(Number(status), body.code, body.message, body.details);
+  let body: unknown;
+  try {
+    body = reply.json<unknown>();
+  } catch {
+    throw unavailable(`the ${operation} reply could not be read; retry later`);
   }
-  return reply.json<R>();
+  const status = Number(reply.headers?.get(ERROR_CODE));
+  if (status) {
+    const error = body as { code?: unknown; message?: unknown; details?: [] };
+    throw new ServiceError(status, String(error.code), String(error.message), error.details);
+  }
+  return body as R;
 }
 
 function asServiceError(error: unknown, operation: Operation): ServiceError {
@@ -49,11 +60,17 @@ function asServiceError(error: unknown, operation: Operation): ServiceError {
   return unavailable(`the bus failed: ${error instanceof Error ? error.message : String(error)}`);
 }
 
+/** What a handler knows about the call besides its request. */
+export interface CallContext {
+  /** When the caller stops waiting (ms since the epoch): a change must not start after it. */
+  deadline: number;
+}
+
 /** Answers one operation: validates the request, runs the handler, replies with result or error. */
 export function serve<O extends Operation>(
   nc: NatsConnection,
   operation: O,
-  handler: (request: RequestOf<O>) => Promise<unknown>,
+  handler: (request: RequestOf<O>, context: CallContext) => Promise<unknown>,
   options: { queue?: string; subject?: string } = {},
 ): Subscription {
   return nc.subscribe(options.subject ?? subjectOf(operation), {
@@ -63,7 +80,9 @@ export function serve<O extends Operation>(
         log.error({ err: error, operation }, 'subscription failed');
         return;
       }
-      void answer(msg, operation, handler);
+      answer(msg, operation, handler).catch((failure: unknown) =>
+        log.error({ err: failure, operation }, 'reply could not be sent'),
+      );
     },
   });
 }
@@ -71,29 +90,54 @@ export function serve<O extends Operation>(
 async function answer<O extends Operation>(
   msg: Msg,
   operation: O,
-  handler: (request: RequestOf<O>) => Promise<unknown>,
+  handler: (request: RequestOf<O>, context: CallContext) => Promise<unknown>,
 ): Promise<void> {
+  const context = { deadline: deadlineOf(msg) };
+  let reply: string;
   try {
     const request = accept(operations[operation], msg.json()) as RequestOf<O>;
-    const result = await handler(request);
-    msg.respond(JSON.stringify(result ?? null));
+    reply = JSON.stringify((await handler(request, context)) ?? null);
   } catch (error) {
     respondError(msg, error, operation);
+    return;
   }
+  try {
+    msg.respond(reply);
+  } catch (error) {
+    // Too large for the bus, or the connection is closing: the caller still gets an answer.
+    respondError(msg, error, operation);
+  }
+}
+
+// A request without the header (an older gateway, a tool) gets the default timeout.
+function deadlineOf(msg: Msg): number {
+  const timeoutMs = Number(msg.headers?.get(TIMEOUT_HEADER));
+  const valid = Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= 600_000;
+  return Date.now() + (valid ? timeoutMs : config.requestTimeoutMs);
 }
 
 function respondError(msg: Msg, error: unknown, operation: string): void {
   const failure =
     error instanceof ServiceError
       ? error
-      : new ServiceError(500, 'internal', 'internal error; the failure was logged');
+      : isTransient(error)
+        ? unavailable('a service this request needs is unreachable; retry later')
+        : new ServiceError(500, 'internal', 'internal error; the failure was logged');
   if (!(error instanceof ServiceError) || failure.status >= 500) {
     log.error({ err: error, operation }, 'request failed');
   }
   const h = headers();
-  h.set(ERROR, failure.message.slice(0, 200));
+  h.set(ERROR, headerText(failure.message));
   h.set(ERROR_CODE, String(failure.status));
   msg.respond(JSON.stringify({ code: failure.code, message: failure.message, details: failure.details }), {
     headers: h,
   });
+}
+
+/**
+ * The boundary into a NATS header: printable ASCII only, short. Messages quote what users
+ * sent (a duplicate source name), and a CR or LF there would make the client library throw.
+ */
+export function headerText(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
 }

@@ -22,4 +22,4 @@ export type RowKind = (typeof ROW_KINDS)[number];
 export const queues = { hosts: 'hosts', api: 'api' } as const;
 export const streams = { rows: 'ROWS' } as const;
 export const consumers = { writer: 'storage-writer' } as const;
-export const buckets = { sessions: 'sessions' } as const;
+export const buckets = { sessions: 'sessions', quotas: 'quotas', idempotency: 'idempotency' } as const;

@@ -46,8 +46,8 @@ const DECIMAL = /^-?\d+(\.\d+)?$/;
 
 /**
  * Query strings carry text; a numeric field gets a number only when its text is a plain
- * decimal. Anything else ("1e1", "0x10", " 5", "") stays text and fails validation, rather
- * than being coerced into a number the client did not write.
+ * decimal of a size a double holds exactly. Anything else ("1e1", "0x10", " 5", "", 30 digits)
+ * stays text and fails validation, rather than being coerced into a number the client did not write.
  */
 function numbersFromText(schema: TSchema, value: unknown): unknown {
   const properties = (schema as { properties?: Record<string, { type?: string }> }).properties;
@@ -56,7 +56,9 @@ function numbersFromText(schema: TSchema, value: unknown): unknown {
   for (const [key, property] of Object.entries(properties)) {
     const text = out[key];
     if ((property.type === 'integer' || property.type === 'number') && typeof text === 'string' && DECIMAL.test(text)) {
-      out[key] = Number(text);
+      // Digits beyond a double's exact range stay text and fail as "must be an integer/number".
+      const number = Number(text);
+      if (Math.abs(number) <= Number.MAX_SAFE_INTEGER) out[key] = number;
     }
   }
   return out;

@@ -1,17 +1,19 @@
 // Runs the whole service locally: NATS and ClickHouse with their data under var/, one actor
 // host and the gateway. Prints the base URL and a working bearer token; Ctrl-C stops it all.
+// The gateway and the actor host are supervised: one that dies is started again.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { config } from '../bus/config.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
 import { startNats } from './stack/nats.ts';
-import { startService, waitUntil, type Service } from './stack/process.ts';
+import { startService, waitUntil } from './stack/process.ts';
+import { supervise } from './stack/supervise.ts';
 
 const natsPort = Number(new URL(config.natsUrl).port || 4222);
 const clickhouseUrl = new URL(config.clickhouseUrl);
 const dataDir = join(config.varDir, 'local');
-const started: Service[] = [];
+const started: { stop(): Promise<void> }[] = [];
 let stopping = false;
 
 async function stopAll(): Promise<void> {
@@ -31,23 +33,25 @@ function developmentToken(): string {
 }
 
 try {
-  started.push(await startNats({ dir: join(dataDir, 'nats'), port: natsPort }));
-  started.push(
-    await startClickHouse({
-      dir: join(dataDir, 'clickhouse'),
-      httpPort: Number(clickhouseUrl.port || 8123),
-      tcpPort: config.clickhouseTcpPort,
-    }),
-  );
+  const nats = await startNats({ dir: join(dataDir, 'nats'), port: natsPort });
+  started.push(nats);
+  const clickhouse = await startClickHouse({
+    dir: join(dataDir, 'clickhouse'),
+    httpPort: Number(clickhouseUrl.port || 8123),
+    tcpPort: config.clickhouseTcpPort,
+  });
+  started.push(clickhouse);
   const token = developmentToken();
   const env = process.env;
   const tsx = ['--import', 'tsx'];
   const hostLog = join(dataDir, 'actor-host.log');
-  const host = startService('actor-host', process.execPath, [...tsx, 'actors/main.ts'], { logFile: hostLog, env, cwd: config.projectRoot });
-  started.push(host);
+  const startHost = () => startService('actor-host', process.execPath, [...tsx, 'actors/main.ts'], { logFile: hostLog, env, cwd: config.projectRoot });
+  const host = startHost();
   await waitUntil('actor host', async () => existsSync(hostLog) && readFileSync(hostLog, 'utf8').includes('actor host ready'), 120_000);
+  started.push(supervise(host, startHost, (message) => console.error(message)));
   const gatewayLog = join(dataDir, 'gateway.log');
-  started.push(startService('gateway', process.execPath, [...tsx, 'gateway/main.ts'], { logFile: gatewayLog, env, cwd: config.projectRoot }));
+  const startGateway = () => startService('gateway', process.execPath, [...tsx, 'gateway/main.ts'], { logFile: gatewayLog, env, cwd: config.projectRoot });
+  started.push(supervise(startGateway(), startGateway, (message) => console.error(message)));
   const baseUrl = `http://${config.host}:${config.port}`;
   await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 60_000);
   console.log(`
@@ -61,7 +65,8 @@ The service is running.
 
 Try: curl -H 'Authorization: Bearer ${token}' ${baseUrl}/v1/sessions
 Ctrl-C stops everything.`);
-  for (const service of started) {
+  // NATS and ClickHouse hold the state: without them nothing can be restarted usefully.
+  for (const service of [nats, clickhouse]) {
     void service.exited.then((code) => {
       if (stopping) return;
       console.error(`${service.name} exited (code ${code}); stopping everything. See ${dataDir}.`);

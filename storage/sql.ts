@@ -7,7 +7,10 @@ export function literal(value: SqlValue): string {
   if (typeof value === 'boolean') return value ? '1' : '0';
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new TypeError(`cannot bind a non-finite number (${value}) into SQL`);
-    return Number.isInteger(value) ? value.toFixed(0) : String(value);
+    if (!Number.isInteger(value)) return String(value);
+    // Past 2^53 toFixed writes exponents ("1e+21") and the digits are not the value anyway.
+    if (!Number.isSafeInteger(value)) throw new TypeError(`cannot bind an integer beyond 2^53 (${value}) into SQL`);
+    return value.toFixed(0);
   }
   if (Array.isArray(value)) return `[${value.map(literal).join(', ')}]`;
   if (typeof value === 'string') return `'${escapeString(value)}'`;

@@ -5,7 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { MAX_TEXT_EVENT_LENGTH, type EventInput, type PublicEvent } from '../../bus/contracts/events.ts';
 import type { CustomEvent } from '../../bus/contracts/rows.ts';
 import type { SensorSource } from '../../bus/contracts/session.ts';
-import { badRequest, notFound, unavailable, type ErrorDetail } from '../../bus/errors.ts';
+import { badRequest, notFound, quotaExceeded, unavailable, type ErrorDetail } from '../../bus/errors.ts';
 import { newId } from '../../bus/ids.ts';
 import { serve } from '../../bus/rpc.ts';
 import { queues } from '../../bus/subjects.ts';
@@ -14,7 +14,13 @@ import type { RowPublisher } from '../rows.ts';
 import { UNCHANGED, type SessionStore } from '../session/store.ts';
 import { ownedSession } from './access.ts';
 
-export function serveEvents(nc: NatsConnection, store: SessionStore, clickhouse: ClickHouseClient, rows: RowPublisher) {
+export function serveEvents(
+  nc: NatsConnection,
+  store: SessionStore,
+  clickhouse: ClickHouseClient,
+  rows: RowPublisher,
+  maxSources: number,
+) {
   const options = { queue: queues.api };
   return [
     serve(nc, 'sources.register', async ({ caller, session, body }): Promise<SensorSource> => {
@@ -28,11 +34,14 @@ export function serveEvents(nc: NatsConnection, store: SessionStore, clickhouse:
         format: body.format,
       };
       let duplicate = false;
+      let full = false;
       const updated = await store.update(session, (current) => {
         if (current.state !== 'active') return UNCHANGED;
         duplicate = current.sensors.some((s) => s.name === body.name);
-        return duplicate ? UNCHANGED : { ...current, sensors: [...current.sensors, source] };
+        full = current.sensors.length >= maxSources;
+        return duplicate || full ? UNCHANGED : { ...current, sensors: [...current.sensors, source] };
       });
+      if (full) throw quotaExceeded(`a session may have at most ${maxSources} sources`);
       if (duplicate) {
         throw badRequest('duplicate_source', `body.name: a source named "${body.name}" exists in this session`, [
           { field: 'body.name', message: 'is already used by another source of this session' },

@@ -10,7 +10,7 @@ import { Actor } from '../actor.ts';
 import type { RowPublisher } from '../rows.ts';
 import { Supervisor, DEFAULT_SUPERVISION, type Child, type SupervisorOptions } from '../supervisor.ts';
 import type { Transcriber } from '../transcript/moonshine.ts';
-import { finish } from './lifecycle.ts';
+import { finishWithRetries } from './lifecycle.ts';
 import { UNCHANGED, type SessionStore } from './store.ts';
 import { StreamWorker } from './worker.ts';
 
@@ -96,7 +96,7 @@ export class SessionActor extends Actor<Message> {
         return;
       case 'worker-ended':
         this.log.info({ reason: message.reason, detail: message.detail }, 'session ends');
-        await finish(this.options.store, this.id, message.reason, message.detail, this.options.hostId);
+        await finishWithRetries(this.options.store, this.id, message.reason, message.detail, this.options.hostId, this.log);
         return this.leave();
       case 'leave':
         return this.leave();
@@ -111,7 +111,8 @@ export class SessionActor extends Actor<Message> {
         : { ...record, healthCheckAt: now, mediaSeconds: this.mediaSeconds, workerState: this.workerState },
     );
     if (written && now >= written.expiresAt) {
-      await finish(this.options.store, this.id, 'expired', 'the session reached its maximum length', this.options.hostId);
+      const detail = 'the session reached its maximum length';
+      await finishWithRetries(this.options.store, this.id, 'expired', detail, this.options.hostId, this.log);
       await this.leave();
     }
   }

@@ -1,5 +1,7 @@
 // The moves of a session between states, as changes of its KV record.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../../bus/config.ts';
+import type { Logger } from '../../bus/log.ts';
 import type { SessionRecord, StopReason } from '../../bus/contracts/session.ts';
 import { UNCHANGED, type SessionStore, type Versioned } from './store.ts';
 
@@ -29,6 +31,37 @@ export function finish(
     };
   });
 }
+
+/**
+ * finish(), retried while the KV is unreachable (NATS restarting). If it still fails, the
+ * caller leaves the session without a heartbeat: another host takes it over and its worker
+ * ends it again, so a session never stays active with nobody working on it.
+ */
+export async function finishWithRetries(
+  store: SessionStore,
+  id: string,
+  reason: StopReason,
+  detail: string | undefined,
+  owner: string,
+  log: Logger,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await finish(store, id, reason, detail, owner);
+      return;
+    } catch (error) {
+      if (attempt >= FINISH_ATTEMPTS) {
+        log.error({ err: error, reason }, 'session could not be finished; leaving it to be taken over');
+        return;
+      }
+      log.warn({ err: error, attempt }, 'finishing the session failed; retrying');
+      await sleep(Math.min(250 * 2 ** attempt, 5000));
+    }
+  }
+}
+
+// About half a minute of retries: longer than a NATS restart takes.
+const FINISH_ATTEMPTS = 10;
 
 export function isStale(record: SessionRecord, now: number = Date.now()): boolean {
   return record.state === 'active' && now - record.healthCheckAt > config.takeoverSeconds * 1000;

@@ -170,7 +170,7 @@ export class SessionStore {
   }
 }
 
-function isConflict(error: unknown): boolean {
+export function isConflict(error: unknown): boolean {
   const text = error instanceof Error ? `${error.message} ${String((error as { code?: unknown }).code ?? '')}` : '';
   return /wrong last sequence|10071|key exists/i.test(text);
 }

@@ -1,13 +1,16 @@
 // Timelines and totals read back per session (spec 4.6-4.9), and the transcript list.
 import { Type, type Static } from '@sinclair/typebox';
-import { Caller, Page, Session } from './session.ts';
+import { Caller, Offset, Page, Session } from './session.ts';
 import { EMOTION_KEYS } from './rows.ts';
+
+/** Seconds into a session a query may name: decades, far beyond any session, exact in a double. */
+const MAX_SECONDS = 1_000_000_000;
 
 export const TimelineQuery = Type.Object(
   {
     granularity: Type.Integer({ minimum: 5, maximum: 3600, default: 60 }),
-    start: Type.Number({ minimum: 0, default: 0 }),
-    end: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    start: Type.Number({ minimum: 0, maximum: MAX_SECONDS, default: 0 }),
+    end: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_SECONDS })),
     expand: Type.Optional(Type.Literal('session')),
   },
   { additionalProperties: false },
@@ -62,10 +65,10 @@ export const timelineOf = <T extends ReturnType<typeof Type.Object>>(entry: T) =
 
 export const TranscriptionQuery = Type.Object(
   {
-    start: Type.Number({ minimum: 0, default: 0 }),
-    end: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    start: Type.Number({ minimum: 0, maximum: MAX_SECONDS, default: 0 }),
+    end: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_SECONDS })),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-    offset: Type.Integer({ minimum: 0, default: 0 }),
+    offset: Offset,
   },
   { additionalProperties: false },
 );

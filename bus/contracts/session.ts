@@ -1,6 +1,7 @@
 // The session: the record kept in the KV bucket, the object the API returns, and the
 // requests that act on it.
 import { Type, type Static } from '@sinclair/typebox';
+import { CleanName } from './text.ts';
 
 export const SESSION_SCHEMA_VERSION = 1;
 export const SESSION_STATES = ['active', 'finished'] as const;
@@ -18,7 +19,7 @@ export const SOURCE_FORMATS = ['text', 'scalar'] as const;
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
 export const SessionId = Type.String({ pattern: '^[0-9a-f]{24}$' });
-export const SessionName = Type.String({ minLength: 1, maxLength: 256 });
+export const SessionName = CleanName(256);
 export const SessionState = literals(SESSION_STATES);
 export const SessionType = literals(SESSION_TYPES);
 export const WorkerState = literals(WORKER_STATES);
@@ -102,7 +103,16 @@ export const CreateSessionBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const CreateSessionRequest = Type.Object({ caller: Caller, body: CreateSessionBody });
+/** The `Idempotency-Key` header: printable ASCII, as header values are. */
+export const IdempotencyKey = Type.String({
+  pattern: '^[\\x20-\\x7e]{1,255}$',
+  description: '1 to 255 printable ASCII characters',
+});
+export const CreateSessionRequest = Type.Object({
+  caller: Caller,
+  body: CreateSessionBody,
+  idempotencyKey: Type.Optional(IdempotencyKey),
+});
 export type CreateSessionRequest = Static<typeof CreateSessionRequest>;
 
 export const SessionRef = Type.Object({ caller: Caller, session: Type.String() });
@@ -118,6 +128,10 @@ export const IsoDate = Type.String({
   description: 'an ISO 8601 date, such as 2026-01-31 or 2026-01-31T12:00:00Z',
 });
 
+/** How far into a list a page may start: far beyond any real list, and safe in SQL. */
+export const MAX_OFFSET = 1_000_000_000;
+export const Offset = Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0 });
+
 export const ListSessionsQuery = Type.Object(
   {
     state: Type.Optional(SessionState),
@@ -125,7 +139,7 @@ export const ListSessionsQuery = Type.Object(
     from: Type.Optional(IsoDate),
     to: Type.Optional(IsoDate),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-    offset: Type.Integer({ minimum: 0, default: 0 }),
+    offset: Offset,
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,10 @@
 // Spec 4.1-4.5: create, list, get, rename and stop sessions.
 import Router from '@koa/router';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { Context } from 'koa';
 import {
   CreateSessionBody,
+  IdempotencyKey,
   ListSessionsQuery,
   UpdateSessionBody,
 } from '../../bus/contracts/session.ts';
@@ -16,7 +19,8 @@ export function sessionRoutes(send: Send): Router {
   router.post('/', async (ctx) => {
     const body = parse(CreateSessionBody, ctx.state.body, 'body');
     parseStreamUri(body.streamUri);
-    ctx.body = await send('sessions.create', { caller: callerOf(ctx), body });
+    const idempotencyKey = idempotencyKeyOf(ctx);
+    ctx.body = await send('sessions.create', { caller: callerOf(ctx), body, ...(idempotencyKey ? { idempotencyKey } : {}) });
     ctx.status = 201;
   });
 
@@ -47,4 +51,16 @@ export function sessionRoutes(send: Send): Router {
   });
 
   return router;
+}
+
+const KEY_CHECK = TypeCompiler.Compile(IdempotencyKey);
+
+function idempotencyKeyOf(ctx: Context): string | undefined {
+  const key = ctx.get('Idempotency-Key');
+  if (key === '') return undefined;
+  if (!KEY_CHECK.Check(key)) {
+    const message = `must be ${IdempotencyKey.description}`;
+    throw badRequest('invalid_header', `header.idempotency-key: ${message}`, [{ field: 'header.idempotency-key', message }]);
+  }
+  return key;
 }

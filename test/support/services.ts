@@ -50,6 +50,8 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
   const baseEnv = {
     ...process.env,
     ALLOW_PRIVATE_STREAM_HOSTS: 'true',
+    // Test files run many sessions per user; the quota tests set their own.
+    USER_MAX_ACTIVE_SESSIONS: '1000',
     AUTH_TOKENS_FILE: tokensFile,
     ...options.env,
     // Readiness is read from the hosts' "actor host ready" log line.

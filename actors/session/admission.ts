@@ -1,0 +1,85 @@
+// Admitting a new session: the user's quota, the client's idempotency key, and the caller's
+// deadline, in the order that leaves nothing half-done. A create that cannot finish before the
+// gateway stops waiting is refused before it writes anything, so a 503 means "nothing made";
+// a retry with the same idempotency key returns the session of the attempt that did succeed.
+import type { CreateSessionRequest, SessionRecord } from '../../bus/contracts/session.ts';
+import { unavailable } from '../../bus/errors.ts';
+import { newSessionId } from '../../bus/ids.ts';
+import { fingerprintOf, type IdempotencyKeys } from './idempotency.ts';
+import type { UserQuotas } from './quotas.ts';
+import type { SessionStore } from './store.ts';
+
+export interface AdmissionDeps {
+  store: SessionStore;
+  quotas: UserQuotas;
+  keys: IdempotencyKeys;
+  hostId: string;
+  sessionMaxSeconds: number;
+}
+
+export interface Admitted {
+  record: SessionRecord;
+  /** False when an earlier attempt with the same idempotency key made the session. */
+  created: boolean;
+}
+
+// The KV write and the reply must fit in what is left of the caller's wait.
+const COMMIT_MARGIN_MS = 1000;
+// An attempt that claimed a key but made no session within this is taken to have failed.
+const ABANDONED_CLAIM_MS = 60_000;
+
+export async function admitSession(
+  deps: AdmissionDeps,
+  { caller, body, idempotencyKey }: CreateSessionRequest,
+  deadline: number,
+): Promise<Admitted> {
+  const now = Date.now();
+  const record = newRecord(deps, caller, body, now);
+  if (idempotencyKey !== undefined) {
+    const claim = { session: record.id, fingerprint: fingerprintOf({ caller, body }), at: now };
+    const result = await deps.keys.claim(caller.user, idempotencyKey, claim);
+    if (!result.claimed) {
+      const earlier = await deps.store.get(result.earlier.session);
+      if (earlier) return { record: earlier.record, created: false };
+      const abandoned = now - result.earlier.at > ABANDONED_CLAIM_MS;
+      if (!abandoned || !(await deps.keys.reclaim(caller.user, idempotencyKey, claim, result.revision))) {
+        throw unavailable('a request with this Idempotency-Key is still in progress; retry later');
+      }
+    }
+  }
+  try {
+    await deps.quotas.admit(caller.user, record.id);
+    if (Date.now() > deadline - COMMIT_MARGIN_MS) {
+      throw unavailable('the request took too long; nothing was created, retry later');
+    }
+    await deps.store.create(record);
+  } catch (error) {
+    if (idempotencyKey !== undefined) await deps.keys.release(caller.user, idempotencyKey).catch(() => {});
+    throw error;
+  }
+  return { record, created: true };
+}
+
+function newRecord(
+  deps: AdmissionDeps,
+  caller: CreateSessionRequest['caller'],
+  body: CreateSessionRequest['body'],
+  now: number,
+): SessionRecord {
+  return {
+    id: newSessionId(now),
+    name: body.name,
+    type: 'live_analysis',
+    state: 'active',
+    createdAt: now,
+    user: caller.user,
+    product: caller.product,
+    streamUri: body.streamUri,
+    sensors: [],
+    owner: deps.hostId,
+    expiresAt: now + deps.sessionMaxSeconds * 1000,
+    healthCheckAt: now,
+    workerState: 'starting',
+    mediaSeconds: 0,
+  };
+}

@@ -1,0 +1,70 @@
+// Idempotency keys for session creation: a client that retries a create (its first attempt
+// timed out, or the connection broke) with the same `Idempotency-Key` gets the session the
+// first attempt made instead of a second one. A key is claimed in a KV bucket by create, so of
+// two concurrent attempts exactly one creates; keys expire with the bucket's age limit.
+import { createHash } from 'node:crypto';
+import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { badRequest } from '../../bus/errors.ts';
+import { buckets } from '../../bus/subjects.ts';
+import { isConflict } from './store.ts';
+
+export interface Claim {
+  /** The session the first attempt creates. */
+  session: string;
+  /** A hash of the request: the same key with another request is the client's mistake. */
+  fingerprint: string;
+  at: number;
+}
+
+export type ClaimResult = { claimed: true } | { claimed: false; earlier: Claim; revision: number };
+
+export class IdempotencyKeys {
+  private constructor(private readonly kv: KV) {}
+
+  static async open(js: JetStreamClient, keepMs: number): Promise<IdempotencyKeys> {
+    const kv = await new Kvm(js).create(buckets.idempotency, { history: 1, storage: StorageType.File, ttl: keepMs });
+    return new IdempotencyKeys(kv);
+  }
+
+  /** Claims the key for `claim.session`, or tells which session an earlier attempt claimed it for. */
+  async claim(user: string, key: string, claim: Claim): Promise<ClaimResult> {
+    const id = keyOf(user, key);
+    try {
+      await this.kv.create(id, JSON.stringify(claim));
+      return { claimed: true };
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+    }
+    const entry = await this.kv.get(id);
+    // Released or expired in between: claim it again.
+    if (!entry || entry.operation !== 'PUT') return this.claim(user, key, claim);
+    const earlier = entry.json<Claim>();
+    if (earlier.fingerprint !== claim.fingerprint) {
+      throw badRequest('idempotency_key_reused', 'header.idempotency-key: was used for a different request', [
+        { field: 'header.idempotency-key', message: 'was used for a different request' },
+      ]);
+    }
+    return { claimed: false, earlier, revision: entry.revision };
+  }
+
+  /** Takes over a claim whose attempt never created its session; false if someone else did first. */
+  async reclaim(user: string, key: string, claim: Claim, revision: number): Promise<boolean> {
+    try {
+      await this.kv.update(keyOf(user, key), JSON.stringify(claim), revision);
+      return true;
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Gives the key back after a create that failed, so that the client's retry can succeed. */
+  async release(user: string, key: string): Promise<void> {
+    await this.kv.delete(keyOf(user, key));
+  }
+}
+
+export const fingerprintOf = (request: unknown) => createHash('sha256').update(JSON.stringify(request)).digest('hex');
+
+const keyOf = (user: string, key: string) => `key.${createHash('sha256').update(`${user}\n${key}`).digest('hex')}`;
