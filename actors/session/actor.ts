@@ -67,6 +67,9 @@ export class SessionActor extends Actor<Message> {
   /** The default child: ingest and analysis of the session's stream. */
   streamWorker(record: SessionRecord): Child {
     const { rows, speechToText } = this.options;
+    // A worker counts what it received itself; the session's count goes on from where the
+    // record (written by this host or the one before it) left off, and never goes back.
+    const before = this.mediaSeconds;
     return new StreamWorker({
       session: record.id,
       createdAt: record.createdAt,
@@ -76,7 +79,7 @@ export class SessionActor extends Actor<Message> {
       log: this.log,
       reports: {
         state: (state) => this.send({ type: 'worker-state', state }),
-        mediaSeconds: (seconds) => (this.mediaSeconds = seconds),
+        mediaSeconds: (seconds) => (this.mediaSeconds = before + seconds),
         ended: (reason, detail) => this.send({ type: 'worker-ended', reason, detail }),
       },
     });

@@ -49,7 +49,8 @@ test('kill -9 of the owning host: the other host takes the session over within 1
   const uri = rtmp.url('failover');
   const created = await services.api('POST', '/v1/sessions', { body: { name: 'failover', streamUri: uri } });
   assert.is(created.status, 201);
-  const before = await services.waitForSession(created.body._id, (s) => s.meta.workerState === 'working');
+  // Wait for two heartbeats with media, so the record holds a count worth keeping.
+  const before = await services.waitForSession(created.body._id, (s) => s.meta.workerState === 'working' && s.meta.mediaSeconds >= 2);
   const [puller] = pullerParents(uri);
   const owner = services.hosts.find((host) => host.pid === puller?.ppid);
   const survivor = services.hosts.find((host) => host !== owner);
@@ -65,6 +66,9 @@ test('kill -9 of the owning host: the other host takes the session over within 1
   assert.is(after.timestamp, before.timestamp);
   assert.is(after.user, before.user);
   assert.ok(Date.parse(after.meta.healthCheck) > killedAt, 'heartbeats resumed');
+  // The count of media received survives the takeover: it goes on, never back.
+  const resumed = await services.waitForSession(before._id, (s) => Date.parse(s.meta.healthCheck) > Date.parse(after.meta.healthCheck));
+  assert.ok(resumed.meta.mediaSeconds >= before.meta.mediaSeconds, `${resumed.meta.mediaSeconds} >= ${before.meta.mediaSeconds}`);
   // The dead host's ffmpeg loses its reader and exits by itself.
   await waitUntil('orphaned ffmpeg to exit', async () => !pullerParents(uri).some((p) => p.pid === puller!.pid), 15_000);
 });
