@@ -8,6 +8,7 @@ import type {
   SentimentEntry,
 } from '../bus/contracts/results.ts';
 import { queryRows } from './clickhouse.ts';
+import { sessionDay } from '../bus/ids.ts';
 import { sql } from './sql.ts';
 
 export interface Window {
@@ -30,8 +31,16 @@ function bucketExpression(column: string, window: Window): string {
   return `floor((${column} - ${sql`${window.start}`}) / ${sql`${window.granularity}`})`;
 }
 
+/**
+ * A session's rows: the partition (the session's creation month, from its day column, which
+ * the id tells) is named so ClickHouse skips every other month's parts before the key lookup.
+ */
+export function sessionFilter(session: string): string {
+  return sql`day = toDate(${sessionDay(session)}) AND session = ${session}`;
+}
+
 function secondsFilter(window: Window): string {
-  return sql`session = ${window.session} AND second >= ${window.start} AND second < ${window.end}`;
+  return `${sessionFilter(window.session)} AND ${sql`second >= ${window.start} AND second < ${window.end}`}`;
 }
 
 export async function audioFeatures(client: ClickHouseClient, window: Window): Promise<AudioFeaturesEntry[]> {
@@ -114,7 +123,7 @@ export function emotionsEntry(
 export async function emotionTotals(client: ClickHouseClient, session: string): Promise<Record<EmotionKey, number>> {
   const rows = await queryRows<{ dominant: string; seconds: number }>(
     client,
-    sql`SELECT dominant, count() AS seconds FROM face_seconds FINAL WHERE session = ${session} GROUP BY dominant`,
+    `SELECT dominant, count() AS seconds FROM face_seconds FINAL WHERE ${sessionFilter(session)} GROUP BY dominant`,
   );
   const totals = Object.fromEntries(EMOTION_KEYS.map((key) => [key, 0])) as Record<EmotionKey, number>;
   for (const row of rows) {
@@ -129,7 +138,7 @@ export async function sentimentTimeline(client: ClickHouseClient, window: Window
     `SELECT ${bucketExpression('start_ms / 1000', window)} AS bucket,
        count() AS segments, avg(positive) AS positive, avg(neutral) AS neutral, avg(negative) AS negative
      FROM speech_segments FINAL
-     WHERE ${sql`session = ${window.session} AND start_ms >= ${Math.round(window.start * 1000)}
+     WHERE ${sessionFilter(window.session)} AND ${sql`start_ms >= ${Math.round(window.start * 1000)}
        AND start_ms < ${Math.round(window.end * 1000)}`}
      GROUP BY bucket
      ORDER BY bucket`,
