@@ -6,6 +6,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { config } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
+import { serveHealth } from '../bus/health.ts';
 import type { Session, SessionRecord } from '../bus/contracts/session.ts';
 import { badRequest, overloaded } from '../bus/errors.ts';
 import { log as rootLog, type Logger } from '../bus/log.ts';
@@ -90,6 +91,7 @@ export class ActorHost {
     await this.watchSessions();
     this.takeoverTimer = setInterval(() => void this.takeOverStale(), config.heartbeatSeconds * 1000);
     this.updateCapacity();
+    this.subscriptions.push(serveHealth(this.nc, this.id, 'actor-host'));
     this.log.info({ capacity: config.hostCapacity }, 'actor host ready');
   }
 

@@ -4,7 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
 import { config } from '../bus/config.ts';
+import { connectBus } from '../bus/connection.ts';
+import { waitForHealth } from '../bus/health.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
 import { startNats } from './stack/nats.ts';
 import { startService, waitUntil } from './stack/process.ts';
@@ -45,9 +48,16 @@ try {
   const env = process.env;
   const tsx = ['--import', 'tsx'];
   const hostLog = join(dataDir, 'actor-host.log');
-  const startHost = () => startService('actor-host', process.execPath, [...tsx, 'actors/main.ts'], { logFile: hostLog, env, cwd: config.projectRoot });
+  // A fixed id: its health subject is known, and the session records name a stable owner.
+  const hostId = `${hostname()}-actor-host`;
+  const startHost = () =>
+    startService('actor-host', process.execPath, [...tsx, 'actors/main.ts'], { logFile: hostLog, env: { ...env, HOST_ID: hostId }, cwd: config.projectRoot });
   const host = startHost();
-  await waitUntil('actor host', async () => existsSync(hostLog) && readFileSync(hostLog, 'utf8').includes('actor host ready'), 120_000);
+  const bus = await connectBus('npm start');
+  await waitForHealth(bus, hostId, 120_000, host.exited).catch((error: Error) => {
+    throw new Error(`${error.message}; see ${hostLog}`);
+  });
+  await bus.close();
   started.push(supervise(host, startHost, (message) => console.error(message)));
   const gatewayLog = join(dataDir, 'gateway.log');
   const startGateway = () => startService('gateway', process.execPath, [...tsx, 'gateway/main.ts'], { logFile: gatewayLog, env, cwd: config.projectRoot });

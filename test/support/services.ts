@@ -2,9 +2,11 @@
 // NATS and ClickHouse that the test runner started (NATS_URL, CLICKHOUSE_URL in the
 // environment). Each test file gets its own users, so files never see each other's sessions.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
 import { config } from '../../bus/config.ts';
+import { waitForHealth } from '../../bus/health.ts';
 import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 
@@ -54,9 +56,10 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     USER_MAX_ACTIVE_SESSIONS: '1000',
     AUTH_TOKENS_FILE: tokensFile,
     ...options.env,
-    // Readiness is read from the hosts' "actor host ready" log line.
     LOG_LEVEL: 'info',
   };
+  // Readiness is asked of each process on the bus.
+  const bus = await connect({ servers: options.env?.NATS_URL ?? process.env.NATS_URL, maxReconnectAttempts: -1 });
   let hostCount = 0;
   const hosts: Service[] = [];
   const startHost = async (env: Record<string, string> = {}) => {
@@ -67,7 +70,9 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
       cwd: root,
     });
     hosts.push(host);
-    await waitForLog(join(dir, `${id}.log`), 'actor host ready', host);
+    await waitForHealth(bus, id, 60_000, host.exited).catch((error: Error) => {
+      throw new Error(`${error.message}; see ${join(dir, `${id}.log`)}`);
+    });
     return host;
   };
   let gateway: Service | undefined;
@@ -82,6 +87,7 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 30_000);
   } catch (error) {
     await Promise.all([gateway, ...hosts].map((service) => service?.stop()));
+    await bus.close();
     throw error;
   }
 
@@ -128,17 +134,8 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     }
     await gateway?.stop();
     await Promise.all(hosts.map((host) => host.stop()));
+    await bus.close();
   };
 
   return { baseUrl, users, hosts, gateway, startHost, api, waitForSession, stop };
-}
-
-async function waitForLog(file: string, text: string, service: Service): Promise<void> {
-  const logged = () => existsSync(file) && readFileSync(file, 'utf8').includes(text);
-  await Promise.race([
-    waitUntil(`${service.name} (${file})`, async () => logged(), 60_000),
-    service.exited.then(() => {
-      throw new Error(`${service.name} exited before it was ready; see ${file}`);
-    }),
-  ]);
 }
