@@ -1,34 +1,66 @@
-// Every request the gateway can send, with the contract of its body. Gateway and actors both
-// use this table: the gateway to send, the hosts to validate what they receive.
-import type { TSchema } from '@sinclair/typebox';
+// Every request the gateway can send: one definition per operation, its subject, the contract
+// of its request and the contract of its reply (as NATS micro services define an endpoint).
+// The gateway sends with it, the hosts validate what they receive with it, and replies are
+// checked against it before they leave the responder.
+import type { Static, TSchema } from '@sinclair/typebox';
 import {
   CreateSessionRequest,
   ListSessionsRequest,
+  Session,
+  SessionPage,
   SessionRef,
+  SensorSource,
   UpdateSessionRequest,
 } from './contracts/session.ts';
-import { ResultRequest, TotalsRequest, TranscriptionRequest } from './contracts/results.ts';
-import { AddEventsRequest, ListEventsRequest, RegisterSourceRequest } from './contracts/events.ts';
+import {
+  AudioFeaturesEntry,
+  EmotionTotals,
+  EmotionsEntry,
+  ResultRequest,
+  SentimentEntry,
+  TotalsRequest,
+  TranscriptionPage,
+  TranscriptionRequest,
+  timelineOf,
+} from './contracts/results.ts';
+import {
+  AddEventsReply,
+  AddEventsRequest,
+  EventPage,
+  ListEventsRequest,
+  RegisterSourceRequest,
+} from './contracts/events.ts';
 import { subjects } from './subjects.ts';
 
+interface Definition {
+  subject: string;
+  request: TSchema;
+  reply: TSchema;
+}
+
+const api = <Request extends TSchema, Reply extends TSchema>(name: string, request: Request, reply: Reply) => ({
+  subject: subjects.api(name),
+  request,
+  reply,
+});
+
 export const operations = {
-  'sessions.create': CreateSessionRequest,
-  'sessions.get': SessionRef,
-  'sessions.list': ListSessionsRequest,
-  'sessions.update': UpdateSessionRequest,
-  'sessions.stop': SessionRef,
-  'emotions.totals': TotalsRequest,
-  'emotions.timeline': ResultRequest,
-  'audio.features': ResultRequest,
-  'audio.sentiment': ResultRequest,
-  'audio.transcription': TranscriptionRequest,
-  'sources.register': RegisterSourceRequest,
-  'events.add': AddEventsRequest,
-  'events.list': ListEventsRequest,
-} satisfies Record<string, TSchema>;
+  // Creation goes only to hosts with a free slot; everything else to any responder.
+  'sessions.create': { subject: subjects.create, request: CreateSessionRequest, reply: Session },
+  'sessions.get': api('sessions.get', SessionRef, Session),
+  'sessions.list': api('sessions.list', ListSessionsRequest, SessionPage),
+  'sessions.update': api('sessions.update', UpdateSessionRequest, Session),
+  'sessions.stop': api('sessions.stop', SessionRef, Session),
+  'emotions.totals': api('emotions.totals', TotalsRequest, EmotionTotals),
+  'emotions.timeline': api('emotions.timeline', ResultRequest, timelineOf(EmotionsEntry)),
+  'audio.features': api('audio.features', ResultRequest, timelineOf(AudioFeaturesEntry)),
+  'audio.sentiment': api('audio.sentiment', ResultRequest, timelineOf(SentimentEntry)),
+  'audio.transcription': api('audio.transcription', TranscriptionRequest, TranscriptionPage),
+  'sources.register': api('sources.register', RegisterSourceRequest, SensorSource),
+  'events.add': api('events.add', AddEventsRequest, AddEventsReply),
+  'events.list': api('events.list', ListEventsRequest, EventPage),
+} satisfies Record<string, Definition>;
 
 export type Operation = keyof typeof operations;
-
-/** Creation goes only to hosts with a free slot; everything else to any host. */
-export const subjectOf = (operation: Operation) =>
-  operation === 'sessions.create' ? subjects.create : subjects.api(operation);
+export type RequestOf<O extends Operation> = Static<(typeof operations)[O]['request']>;
+export type ReplyOf<O extends Operation> = Static<(typeof operations)[O]['reply']>;

@@ -2,32 +2,31 @@
 // a reply either carries the JSON result, or the headers Nats-Service-Error(-Code) and a JSON
 // body { code, message, details }.
 import { headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import type { Static } from '@sinclair/typebox';
 import { config } from './config.ts';
 import { ServiceError, isTransient, overloaded, unavailable } from './errors.ts';
 import { log } from './log.ts';
-import { operations, subjectOf, type Operation } from './operations.ts';
-import { accept } from './validate.ts';
+import { operations, type Operation, type ReplyOf, type RequestOf } from './operations.ts';
+import { accept, checker } from './validate.ts';
 
 const ERROR = 'Nats-Service-Error';
 const ERROR_CODE = 'Nats-Service-Error-Code';
 
-export type RequestOf<O extends Operation> = Static<(typeof operations)[O]>;
+export type { ReplyOf, RequestOf };
 
 /** How long the caller waits, sent with the request so the responder can give up in time. */
 const TIMEOUT_HEADER = 'Emo-Timeout-Ms';
 
-export async function call<R = unknown, O extends Operation = Operation>(
+export async function call<O extends Operation>(
   nc: NatsConnection,
   operation: O,
   request: RequestOf<O>,
   timeoutMs: number = config.requestTimeoutMs,
-): Promise<R> {
+): Promise<ReplyOf<O>> {
   let reply: Msg;
   try {
     const h = headers();
     h.set(TIMEOUT_HEADER, String(timeoutMs));
-    reply = await nc.request(subjectOf(operation), JSON.stringify(request), { timeout: timeoutMs, headers: h });
+    reply = await nc.request(operations[operation].subject, JSON.stringify(request), { timeout: timeoutMs, headers: h });
   } catch (error) {
     throw asServiceError(error, operation);
   }
@@ -42,7 +41,7 @@ export async function call<R = unknown, O extends Operation = Operation>(
     const error = body as { code?: unknown; message?: unknown; details?: [] };
     throw new ServiceError(status, String(error.code), String(error.message), error.details);
   }
-  return body as R;
+  return body as ReplyOf<O>;
 }
 
 function asServiceError(error: unknown, operation: Operation): ServiceError {
@@ -70,10 +69,10 @@ export interface CallContext {
 export function serve<O extends Operation>(
   nc: NatsConnection,
   operation: O,
-  handler: (request: RequestOf<O>, context: CallContext) => Promise<unknown>,
+  handler: (request: RequestOf<O>, context: CallContext) => Promise<ReplyOf<O>>,
   options: { queue?: string; subject?: string } = {},
 ): Subscription {
-  return nc.subscribe(options.subject ?? subjectOf(operation), {
+  return nc.subscribe(options.subject ?? operations[operation].subject, {
     queue: options.queue,
     callback: (error, msg) => {
       if (error) {
@@ -90,13 +89,17 @@ export function serve<O extends Operation>(
 async function answer<O extends Operation>(
   msg: Msg,
   operation: O,
-  handler: (request: RequestOf<O>, context: CallContext) => Promise<unknown>,
+  handler: (request: RequestOf<O>, context: CallContext) => Promise<ReplyOf<O>>,
 ): Promise<void> {
   const context = { deadline: deadlineOf(msg) };
   let reply: string;
   try {
-    const request = accept(operations[operation], msg.json()) as RequestOf<O>;
-    reply = JSON.stringify((await handler(request, context)) ?? null);
+    const { request: requestSchema, reply: replySchema } = operations[operation];
+    const request = accept(requestSchema, msg.json()) as RequestOf<O>;
+    const result = await handler(request, context);
+    // Cheap with a compiled check, and it keeps every reply true to its published contract.
+    if (!checker(replySchema).Check(result)) throw new Error(`the ${operation} reply does not match its contract`);
+    reply = JSON.stringify(result);
   } catch (error) {
     respondError(msg, error, operation);
     return;

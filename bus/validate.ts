@@ -6,7 +6,8 @@ import { badRequest, type ErrorDetail } from './errors.ts';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
-function checker<T extends TSchema>(schema: T): TypeCheck<T> {
+/** The compiled check of a schema, compiled once. */
+export function checker<T extends TSchema>(schema: T): TypeCheck<T> {
   let check = compiled.get(schema);
   if (!check) {
     check = TypeCompiler.Compile(schema);

@@ -1,7 +1,7 @@
 // Result requests that any host answers: totals, timelines and the transcript of a session.
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { TimelineQuery } from '../../bus/contracts/results.ts';
+import type { ResultRequest, TimelineQuery } from '../../bus/contracts/results.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
 import { serve } from '../../bus/rpc.ts';
@@ -23,8 +23,8 @@ export function serveResults(nc: NatsConnection, store: SessionStore, clickhouse
   const sessionField = (record: SessionRecord, expand: 'session' | undefined) =>
     expand === 'session' ? presentSession(publicRecord(record)) : record.id;
 
-  const timeline = (query: (client: ClickHouseClient, window: Window) => Promise<unknown[]>) =>
-    async (request: { caller: { user: string; product: string }; session: string; query: TimelineQuery }) => {
+  const timeline = <Entry>(query: (client: ClickHouseClient, window: Window) => Promise<Entry[]>) =>
+    async (request: ResultRequest) => {
       const { record } = await ownedSession(store, request.caller, request.session);
       const window = windowOf(record, request.query);
       const entries = window.end > window.start ? await query(clickhouse, window) : [];

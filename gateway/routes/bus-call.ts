@@ -2,10 +2,10 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Context } from 'koa';
 import type { Caller } from '../../bus/contracts/session.ts';
-import type { Operation, } from '../../bus/operations.ts';
-import { call, type RequestOf } from '../../bus/rpc.ts';
+import type { Operation, ReplyOf, RequestOf } from '../../bus/operations.ts';
+import { call } from '../../bus/rpc.ts';
 
-export type Send = <O extends Operation>(operation: O, request: RequestOf<O>) => Promise<unknown>;
+export type Send = <O extends Operation>(operation: O, request: RequestOf<O>) => Promise<ReplyOf<O>>;
 
 export const busSender = (nc: NatsConnection): Send => (operation, request) => call(nc, operation, request);
 
