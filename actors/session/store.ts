@@ -12,6 +12,7 @@ import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { buckets, subjects } from '../../bus/subjects.ts';
+import type { WorkerStateMessage } from '../../bus/contracts/live.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import { indexRow, indexSession } from '../../storage/sessions-index.ts';
@@ -153,10 +154,14 @@ export class SessionStore {
   /** Live subscribers hear of every worker state, including the last one. */
   private announce(record: SessionRecord): void {
     const { id, state, workerState, stopReason } = record;
-    this.nc.publish(
-      subjects.workerState(id),
-      JSON.stringify({ session: id, state: workerState, sessionState: state, ...(stopReason ? { stopReason } : {}), at: Date.now() }),
-    );
+    const message: WorkerStateMessage = {
+      session: id,
+      state: workerState,
+      sessionState: state,
+      ...(stopReason ? { stopReason } : {}),
+      at: Date.now(),
+    };
+    this.nc.publish(subjects.workerState(id), JSON.stringify(message));
   }
 
   private async index(record: SessionRecord, revision: number): Promise<void> {

@@ -2,7 +2,8 @@
 // one aggregator, however many sockets listen. The first listener creates the feed; the last
 // one to leave tears it down.
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { WORKER_STATES } from '../../bus/contracts/session.ts';
+import { WorkerStateMessage } from '../../bus/contracts/live.ts';
+import { checker } from '../../bus/validate.ts';
 import type { Logger } from '../../bus/log.ts';
 import { subjects, type RowKind } from '../../bus/subjects.ts';
 import { createAggregator, type Aggregator, type PeriodicChannel } from './aggregators.ts';
@@ -100,16 +101,17 @@ class Feed {
   /** Worker states are rare and wanted at once: forwarded as they come, not batched. */
   private onState(error: Error | null, msg: Msg): void {
     if (error) return this.log.warn({ err: error }, 'worker state subscription failed');
-    let change: { state?: unknown; at?: unknown; stopReason?: unknown };
+    let change: unknown;
     try {
       change = msg.json();
     } catch {
-      return;
+      return this.log.warn({ subject: msg.subject }, 'worker state is not JSON; skipped');
     }
-    if (!WORKER_STATES.includes(change.state as never)) return;
-    const at = typeof change.at === 'number' ? change.at : Date.now();
-    const stopReason = typeof change.stopReason === 'string' ? { stopReason: change.stopReason } : {};
-    this.send(JSON.stringify({ state: change.state, at, ...stopReason }));
+    if (!checker(WorkerStateMessage).Check(change)) {
+      return this.log.warn({ subject: msg.subject }, 'worker state does not match its contract; skipped');
+    }
+    const { state, at, stopReason } = change;
+    this.send(JSON.stringify({ state, at, ...(stopReason ? { stopReason } : {}) }));
   }
 
   private emit(): void {
