@@ -1,8 +1,8 @@
-// An actor host: runs the session actors it owns, answers API requests, takes over sessions
-// whose host died, and (unless disabled) drains result rows into ClickHouse.
+// An actor host: runs the session actors it owns, answers the API requests that change
+// sessions, and takes over sessions whose host died. Stored results are the storage service's.
 import { lookup } from 'node:dns/promises';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { config } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
@@ -15,11 +15,7 @@ import { presentSession, publicRecord } from '../bus/session-view.ts';
 import { isPrivateAddress, parseStreamUri } from '../bus/stream-uri.ts';
 import { queues } from '../bus/subjects.ts';
 import { connectClickHouse } from '../storage/clickhouse.ts';
-import { migrate } from '../storage/migrations.ts';
-import { ensureRowsStream } from '../storage/rows-stream.ts';
-import { StorageWriter } from '../storage/writer.ts';
 import { serveEvents } from './api/events.ts';
-import { serveResults } from './api/results.ts';
 import { serveSessions } from './api/sessions.ts';
 import { MODEL_FILES } from './models/files.ts';
 import { assertModels } from './models/required.ts';
@@ -39,7 +35,6 @@ export class ActorHost {
   private readonly subscriptions: Subscription[] = [];
   private createSubscription?: Subscription;
   private takeoverTimer?: NodeJS.Timeout;
-  private writer?: StorageWriter;
   private stopping = false;
 
   private constructor(
@@ -59,10 +54,6 @@ export class ActorHost {
     const speechToText = await ThreadedSpeechToText.start();
     const nc = await connectBus(`actor-host ${hostId}`);
     const js = jetstream(nc);
-    await ensureRowsStream(await jetstreamManager(nc));
-    const admin = connectClickHouse(null);
-    await migrate(admin, config.clickhouseDatabase);
-    await admin.close();
     const clickhouse = connectClickHouse();
     const rows = new RowPublisher(js, log);
     const store = await SessionStore.open(nc, js, clickhouse, rows, log);
@@ -74,20 +65,15 @@ export class ActorHost {
       sessionMaxSeconds: config.sessionMaxSeconds,
     };
     const host = new ActorHost(hostId, nc, clickhouse, store, rows, speechToText, admission, log);
-    await host.run(js);
+    await host.run();
     return host;
   }
 
-  private async run(js: ReturnType<typeof jetstream>): Promise<void> {
+  private async run(): Promise<void> {
     this.subscriptions.push(
       ...serveSessions(this.nc, this.store, this.clickhouse),
-      ...serveResults(this.nc, this.store, this.clickhouse),
       ...serveEvents(this.nc, this.store, this.clickhouse, this.rows, config.sessionMaxSources),
     );
-    if (config.storageWriter) {
-      this.writer = new StorageWriter(js, this.clickhouse, this.log.child({ component: 'writer' }));
-      await this.writer.start();
-    }
     await this.watchSessions();
     this.takeoverTimer = setInterval(() => void this.takeOverStale(), config.heartbeatSeconds * 1000);
     this.updateCapacity();
@@ -164,7 +150,6 @@ export class ActorHost {
       actor.send({ type: 'leave' });
       return actor.settled();
     }));
-    await this.writer?.stop();
     this.store.close();
     await this.nc.drain();
     await this.clickhouse.close();

@@ -40,3 +40,8 @@ export function presentSession(record: PublicRecord, now: number = Date.now()): 
     version: SESSION_SCHEMA_VERSION,
   };
 }
+
+/** Seconds from the session's start to its end, or to now while it is active. */
+export function elapsedSeconds(record: SessionRecord, now: number = Date.now()): number {
+  return Math.max(0, ((record.finishedAt ?? now) - record.createdAt) / 1000);
+}

@@ -1,6 +1,7 @@
-// Runs the whole service locally: NATS and ClickHouse with their data under var/, one actor
-// host and the gateway. Prints the base URL and a working bearer token; Ctrl-C stops it all.
-// The gateway and the actor host are supervised: one that dies is started again.
+// Runs the whole service locally: NATS and ClickHouse with their data under var/, the storage
+// service, one actor host and the gateway. Prints the base URL and a working bearer token;
+// Ctrl-C stops it all. The three service processes are supervised: one that dies is started
+// again.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,13 +48,23 @@ try {
   const token = developmentToken();
   const env = process.env;
   const tsx = ['--import', 'tsx'];
+  const bus = await connectBus('npm start');
+  // The storage service first: it creates the schema and the ROWS stream the host writes to.
+  const storageLog = join(dataDir, 'storage.log');
+  const storageId = `${hostname()}-storage`;
+  const startStorage = () =>
+    startService('storage', process.execPath, [...tsx, 'storage/main.ts'], { logFile: storageLog, env: { ...env, HOST_ID: storageId }, cwd: config.projectRoot });
+  const storage = startStorage();
+  await waitForHealth(bus, storageId, 120_000, storage.exited).catch((error: Error) => {
+    throw new Error(`${error.message}; see ${storageLog}`);
+  });
+  started.push(supervise(storage, startStorage, (message) => console.error(message)));
   const hostLog = join(dataDir, 'actor-host.log');
   // A fixed id: its health subject is known, and the session records name a stable owner.
   const hostId = `${hostname()}-actor-host`;
   const startHost = () =>
     startService('actor-host', process.execPath, [...tsx, 'actors/main.ts'], { logFile: hostLog, env: { ...env, HOST_ID: hostId }, cwd: config.projectRoot });
   const host = startHost();
-  const bus = await connectBus('npm start');
   await waitForHealth(bus, hostId, 120_000, host.exited).catch((error: Error) => {
     throw new Error(`${error.message}; see ${hostLog}`);
   });

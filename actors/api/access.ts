@@ -1,5 +1,5 @@
 // A session is reachable only by the user who created it; to anyone else it does not exist.
-import type { Caller, SessionRecord } from '../../bus/contracts/session.ts';
+import type { Caller } from '../../bus/contracts/session.ts';
 import { notFound } from '../../bus/errors.ts';
 import { SESSION_ID } from '../../bus/ids.ts';
 import type { SessionStore, Versioned } from '../session/store.ts';
@@ -10,9 +10,4 @@ export async function ownedSession(store: SessionStore, caller: Caller, id: stri
   const found = fresh ? await store.get(id) : await store.read(id);
   if (!found || found.record.user !== caller.user) throw notFound();
   return found;
-}
-
-/** Seconds from the session's start to its end, or to now while it is active. */
-export function elapsedSeconds(record: SessionRecord, now: number = Date.now()): number {
-  return Math.max(0, ((record.finishedAt ?? now) - record.createdAt) / 1000);
 }

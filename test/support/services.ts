@@ -26,6 +26,7 @@ export interface Services {
   baseUrl: string;
   users: { alice: TestUser; bob: TestUser };
   hosts: Service[];
+  storage: Service;
   gateway: Service;
   /** Starts one more actor host (for failover tests). */
   startHost(env?: Record<string, string>): Promise<Service>;
@@ -76,8 +77,19 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     return host;
   };
   let gateway: Service | undefined;
+  let storage: Service | undefined;
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
+    // The storage service first: it creates the schema and the ROWS stream the hosts write to.
+    const storageId = `${options.name}-storage`;
+    storage = startService(storageId, process.execPath, [...tsx, join(root, 'storage/main.ts')], {
+      logFile: join(dir, 'storage.log'),
+      env: { ...baseEnv, HOST_ID: storageId },
+      cwd: root,
+    });
+    await waitForHealth(bus, storageId, 60_000, storage.exited).catch((error: Error) => {
+      throw new Error(`${error.message}; see ${join(dir, 'storage.log')}`);
+    });
     for (let i = 0; i < (options.hosts ?? 1); i++) await startHost();
     gateway = startService(`${options.name}-gateway`, process.execPath, [...tsx, join(root, 'gateway/main.ts')], {
       logFile: join(dir, 'gateway.log'),
@@ -86,7 +98,7 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     });
     await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 30_000);
   } catch (error) {
-    await Promise.all([gateway, ...hosts].map((service) => service?.stop()));
+    await Promise.all([gateway, storage, ...hosts].map((service) => service?.stop()));
     await bus.close();
     throw error;
   }
@@ -134,8 +146,9 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     }
     await gateway?.stop();
     await Promise.all(hosts.map((host) => host.stop()));
+    await storage?.stop();
     await bus.close();
   };
 
-  return { baseUrl, users, hosts, gateway, startHost, api, waitForSession, stop };
+  return { baseUrl, users, hosts, storage: storage!, gateway: gateway!, startHost, api, waitForSession, stop };
 }

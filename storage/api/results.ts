@@ -1,11 +1,13 @@
-// Result requests that any host answers: totals, timelines and the transcript of a session.
+// Result reads: totals, timelines and the transcript of a session, answered by any storage
+// service. Ownership is checked against the session record in the KV, as every read is.
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ResultRequest, TimelineQuery } from '../../bus/contracts/results.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
 import { serve } from '../../bus/rpc.ts';
-import { presentSession, publicRecord } from '../../bus/session-view.ts';
+import type { SessionRecords } from '../../bus/session-records.ts';
+import { elapsedSeconds, presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
 import {
   audioFeatures,
@@ -13,19 +15,17 @@ import {
   emotionsTimeline,
   sentimentTimeline,
   type Window,
-} from '../../storage/timelines.ts';
-import { listTranscript } from '../../storage/transcripts.ts';
-import type { SessionStore } from '../session/store.ts';
-import { elapsedSeconds, ownedSession } from './access.ts';
+} from '../timelines.ts';
+import { listTranscript } from '../transcripts.ts';
 
-export function serveResults(nc: NatsConnection, store: SessionStore, clickhouse: ClickHouseClient) {
+export function serveResults(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient) {
   const options = { queue: queues.api };
   const sessionField = (record: SessionRecord, expand: 'session' | undefined) =>
     expand === 'session' ? presentSession(publicRecord(record)) : record.id;
 
   const timeline = <Entry>(query: (client: ClickHouseClient, window: Window) => Promise<Entry[]>) =>
     async (request: ResultRequest) => {
-      const { record } = await ownedSession(store, request.caller, request.session);
+      const { record } = await records.owned(request.caller, request.session);
       const window = windowOf(record, request.query);
       const entries = window.end > window.start ? await query(clickhouse, window) : [];
       return { session: sessionField(record, request.query.expand), timeline: entries };
@@ -33,14 +33,14 @@ export function serveResults(nc: NatsConnection, store: SessionStore, clickhouse
 
   return [
     serve(nc, 'emotions.totals', async ({ caller, session, query }) => {
-      const { record } = await ownedSession(store, caller, session);
+      const { record } = await records.owned(caller, session);
       return { session: sessionField(record, query.expand), emotions: await emotionTotals(clickhouse, record.id) };
     }, options),
     serve(nc, 'emotions.timeline', timeline(emotionsTimeline), options),
     serve(nc, 'audio.features', timeline(audioFeatures), options),
     serve(nc, 'audio.sentiment', timeline(sentimentTimeline), options),
     serve(nc, 'audio.transcription', async ({ caller, session, query }) => {
-      const { record } = await ownedSession(store, caller, session);
+      const { record } = await records.owned(caller, session);
       if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
       return listTranscript(clickhouse, { session: record.id, ...query });
     }, options),

@@ -1,0 +1,115 @@
+// Reading session records from the JetStream KV bucket, where the truth about every session
+// lives. Any process may read: the hosts that own sessions, and the storage service that
+// answers result reads. Changes are compare-and-set writes, made only by actor hosts
+// (actors/session/store.ts), which feed what they wrote back into this cache.
+//
+// Reads for the API come from a bounded cache kept current by a watch on the bucket; `fresh`
+// reads go to the bucket.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { Caller, SessionRecord } from './contracts/session.ts';
+import { notFound } from './errors.ts';
+import { SESSION_ID } from './ids.ts';
+import type { Logger } from './log.ts';
+import { buckets } from './subjects.ts';
+
+export interface Versioned {
+  record: SessionRecord;
+  revision: number;
+}
+
+const CACHED_RECORDS = 100_000;
+
+export class SessionRecords {
+  /** Recently read or changed records, least recently used first. */
+  private readonly recent = new Map<string, Versioned>();
+  private closed = false;
+
+  private constructor(
+    readonly kv: KV,
+    private readonly log: Logger,
+  ) {}
+
+  static async open(js: JetStreamClient, log: Logger): Promise<SessionRecords> {
+    const kv = await new Kvm(js).create(buckets.sessions, { history: 1, storage: StorageType.File });
+    return new SessionRecords(kv, log);
+  }
+
+  /** The latest record, read from the bucket. */
+  async fresh(id: string): Promise<Versioned | undefined> {
+    const entry = await this.kv.get(id);
+    if (!entry || entry.operation !== 'PUT') return undefined;
+    return this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
+  }
+
+  /** The record as this process last saw it: at most a watch delivery behind the latest write. */
+  async cached(id: string): Promise<Versioned | undefined> {
+    const seen = this.recent.get(id);
+    if (!seen) return this.fresh(id);
+    this.recent.delete(id);
+    this.recent.set(id, seen);
+    return seen;
+  }
+
+  /**
+   * The caller's session, or 404: a session of another user does not exist for the caller.
+   * With `fresh`, read from the bucket rather than the cache.
+   */
+  async owned(caller: Caller, id: string, fresh = false): Promise<Versioned> {
+    if (!SESSION_ID.test(id)) throw notFound();
+    const found = fresh ? await this.fresh(id) : await this.cached(id);
+    if (!found || found.record.user !== caller.user) throw notFound();
+    return found;
+  }
+
+  /**
+   * Follows every change of every session: keeps the cache current and tells `onChange`. A
+   * watch that ends (NATS restarted, the bucket's stream moved) is opened again, replaying the
+   * latest record of every session, so nothing is missed.
+   */
+  async watch(onChange: (record: SessionRecord) => void = () => {}): Promise<void> {
+    let updates = await this.kv.watch();
+    void (async () => {
+      while (!this.closed) {
+        try {
+          for await (const entry of updates) {
+            if (entry.operation !== 'PUT') {
+              this.recent.delete(entry.key);
+              continue;
+            }
+            const seen = this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
+            onChange(seen.record);
+          }
+        } catch (error) {
+          this.log.warn({ err: error }, 'session watch broke');
+        }
+        while (!this.closed) {
+          await sleep(1000);
+          try {
+            updates = await this.kv.watch();
+            this.log.info('session watch resumed');
+            break;
+          } catch (error) {
+            this.log.warn({ err: error }, 'session watch cannot resume yet');
+          }
+        }
+      }
+    })();
+  }
+
+  /** Ends the watch. */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Keeps the newest revision of a record; an older one arriving late is ignored. */
+  remember(seen: Versioned): Versioned {
+    const known = this.recent.get(seen.record.id);
+    if (known && known.revision > seen.revision) return known;
+    this.recent.delete(seen.record.id);
+    this.recent.set(seen.record.id, seen);
+    if (this.recent.size > CACHED_RECORDS) this.recent.delete(this.recent.keys().next().value as string);
+    return seen;
+  }
+}

@@ -1,0 +1,61 @@
+// The storage service: owns ClickHouse. It brings the schema up to date, drains the ROWS
+// stream into the tables (the writer), and answers every read of stored results over the bus,
+// so that a query never waits behind inference on an actor host. Run as many as you like:
+// they share the writer's durable consumer and the `api` queue group.
+import type { ClickHouseClient } from '@clickhouse/client';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { serveHealth } from '../bus/health.ts';
+import type { Logger } from '../bus/log.ts';
+import { SessionRecords } from '../bus/session-records.ts';
+import { serveResults } from './api/results.ts';
+import { connectClickHouse } from './clickhouse.ts';
+import { migrate } from './migrations.ts';
+import { ensureRowsStream } from './rows-stream.ts';
+import { StorageWriter } from './writer.ts';
+
+export interface StorageOptions {
+  id: string;
+  database: string;
+  /** Whether this process drains ROWS into ClickHouse (off: it only answers reads). */
+  writer: boolean;
+}
+
+export class StorageService {
+  private readonly subscriptions: Subscription[] = [];
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly clickhouse: ClickHouseClient,
+    private readonly records: SessionRecords,
+    private readonly writer: StorageWriter | undefined,
+  ) {}
+
+  static async start(nc: NatsConnection, options: StorageOptions, log: Logger): Promise<StorageService> {
+    const admin = connectClickHouse(null);
+    try {
+      await migrate(admin, options.database);
+    } finally {
+      await admin.close();
+    }
+    const js = jetstream(nc);
+    await ensureRowsStream(await jetstreamManager(nc));
+    const clickhouse = connectClickHouse(options.database);
+    const records = await SessionRecords.open(js, log);
+    await records.watch();
+    const writer = options.writer ? new StorageWriter(js, clickhouse, log.child({ component: 'writer' })) : undefined;
+    await writer?.start();
+    const service = new StorageService(nc, clickhouse, records, writer);
+    service.subscriptions.push(...serveResults(nc, records, clickhouse), serveHealth(nc, options.id, 'storage'));
+    log.info({ writer: options.writer }, 'storage service ready');
+    return service;
+  }
+
+  async stop(): Promise<void> {
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    await this.writer?.stop();
+    this.records.close();
+    await this.nc.drain();
+    await this.clickhouse.close();
+  }
+}
