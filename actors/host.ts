@@ -71,8 +71,8 @@ export class ActorHost {
 
   private async run(): Promise<void> {
     this.subscriptions.push(
-      ...serveSessions(this.nc, this.store, this.clickhouse),
-      ...serveEvents(this.nc, this.store, this.clickhouse, this.rows, config.sessionMaxSources),
+      ...serveSessions(this.nc, this.store),
+      ...serveEvents(this.nc, this.store, this.rows, config.sessionMaxSources),
     );
     await this.watchSessions();
     this.takeoverTimer = setInterval(() => void this.takeOverStale(), config.heartbeatSeconds * 1000);

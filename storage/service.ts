@@ -8,7 +8,9 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { serveHealth } from '../bus/health.ts';
 import type { Logger } from '../bus/log.ts';
 import { SessionRecords } from '../bus/session-records.ts';
+import { serveEventList } from './api/events.ts';
 import { serveResults } from './api/results.ts';
+import { serveSessionList } from './api/sessions.ts';
 import { connectClickHouse } from './clickhouse.ts';
 import { migrate } from './migrations.ts';
 import { ensureRowsStream } from './rows-stream.ts';
@@ -46,7 +48,12 @@ export class StorageService {
     const writer = options.writer ? new StorageWriter(js, clickhouse, log.child({ component: 'writer' })) : undefined;
     await writer?.start();
     const service = new StorageService(nc, clickhouse, records, writer);
-    service.subscriptions.push(...serveResults(nc, records, clickhouse), serveHealth(nc, options.id, 'storage'));
+    service.subscriptions.push(
+      ...serveResults(nc, records, clickhouse),
+      serveSessionList(nc, clickhouse),
+      serveEventList(nc, records, clickhouse),
+      serveHealth(nc, options.id, 'storage'),
+    );
     log.info({ writer: options.writer }, 'storage service ready');
     return service;
   }

@@ -1,6 +1,5 @@
 // Custom sensor sources and their events. An event is acknowledged to the client only once
 // the row stream has stored it, so a 201 is never lost, even while ClickHouse is down.
-import type { ClickHouseClient } from '@clickhouse/client';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { MAX_TEXT_EVENT_LENGTH, type EventInput, type PublicEvent } from '../../bus/contracts/events.ts';
 import type { CustomEvent } from '../../bus/contracts/rows.ts';
@@ -9,7 +8,6 @@ import { badRequest, notFound, quotaExceeded, unavailable, type ErrorDetail } fr
 import { newId } from '../../bus/ids.ts';
 import { serve } from '../../bus/rpc.ts';
 import { queues } from '../../bus/subjects.ts';
-import { listEvents } from '../../storage/events.ts';
 import type { RowPublisher } from '../rows.ts';
 import { UNCHANGED, type SessionStore } from '../session/store.ts';
 import { ownedSession } from './access.ts';
@@ -17,7 +15,6 @@ import { ownedSession } from './access.ts';
 export function serveEvents(
   nc: NatsConnection,
   store: SessionStore,
-  clickhouse: ClickHouseClient,
   rows: RowPublisher,
   maxSources: number,
 ) {
@@ -76,16 +73,6 @@ export function serveEvents(
       return created.map(({ id: _id, ...event }) => event);
     }, options),
 
-    serve(nc, 'events.list', async ({ caller, session, query }) => {
-      await ownedSession(store, caller, session);
-      if (query.from !== undefined && query.to !== undefined && query.to <= query.from) {
-        throw badRequest('invalid_query', 'query.to: must be greater than from', [
-          { field: 'query.to', message: 'must be greater than from' },
-        ]);
-      }
-      const page = await listEvents(clickhouse, session, query);
-      return { ...page, offset: query.offset, limit: query.limit };
-    }, options),
   ];
 }
 

@@ -1,0 +1,21 @@
+// A session's custom events, served by the storage service from the custom_events table.
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { badRequest } from '../../bus/errors.ts';
+import { serve } from '../../bus/rpc.ts';
+import type { SessionRecords } from '../../bus/session-records.ts';
+import { queues } from '../../bus/subjects.ts';
+import { listEvents } from '../events.ts';
+
+export function serveEventList(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient) {
+  return serve(nc, 'events.list', async ({ caller, session, query }) => {
+    await records.owned(caller, session);
+    if (query.from !== undefined && query.to !== undefined && query.to <= query.from) {
+      throw badRequest('invalid_query', 'query.to: must be greater than from', [
+        { field: 'query.to', message: 'must be greater than from' },
+      ]);
+    }
+    const page = await listEvents(clickhouse, session, query);
+    return { ...page, offset: query.offset, limit: query.limit };
+  }, { queue: queues.api });
+}

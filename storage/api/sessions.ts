@@ -1,0 +1,39 @@
+// The session list, served by the storage service from the sessions table (the KV answers
+// for one session; this answers for millions).
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { SessionPage } from '../../bus/contracts/session.ts';
+import { badRequest } from '../../bus/errors.ts';
+import { serve } from '../../bus/rpc.ts';
+import { presentSession } from '../../bus/session-view.ts';
+import { queues } from '../../bus/subjects.ts';
+import { listSessions } from '../sessions-index.ts';
+
+export function serveSessionList(nc: NatsConnection, clickhouse: ClickHouseClient) {
+  return serve(nc, 'sessions.list', async ({ caller, query }): Promise<SessionPage> => {
+    const fromMs = dateBound(query.from, 'from');
+    const toMs = dateBound(query.to, 'to');
+    const { records, hasMore } = await listSessions(clickhouse, {
+      user: caller.user,
+      state: query.state,
+      type: query.type,
+      limit: query.limit,
+      offset: query.offset,
+      fromMs,
+      toMs,
+    });
+    const now = Date.now();
+    return { hasMore, data: records.map((r) => presentSession(r, now)), offset: query.offset, limit: query.limit };
+  }, { queue: queues.api });
+}
+
+function dateBound(value: string | undefined, field: 'from' | 'to'): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+  if (Number.isNaN(ms)) {
+    throw badRequest('invalid_query', `query.${field}: is not a valid date`, [
+      { field: `query.${field}`, message: 'is not a valid date' },
+    ]);
+  }
+  return ms;
+}
