@@ -122,7 +122,7 @@ export class ActorHost {
   }
 
   private async watchSessions(): Promise<void> {
-    await this.store.watch((record) => {
+    await this.store.records.watch((record) => {
       if (record.state === 'active') this.active.set(record.id, record);
       else this.active.delete(record.id);
       this.actors.get(record.id)?.send({ type: 'record', record });
@@ -150,7 +150,7 @@ export class ActorHost {
       actor.send({ type: 'leave' });
       return actor.settled();
     }));
-    this.store.close();
+    this.store.records.close();
     await this.nc.drain();
     await this.clickhouse.close();
     await this.speechToText.close();

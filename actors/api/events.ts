@@ -10,7 +10,6 @@ import { serve } from '../../bus/rpc.ts';
 import { queues } from '../../bus/subjects.ts';
 import type { RowPublisher } from '../rows.ts';
 import { UNCHANGED, type SessionStore } from '../session/store.ts';
-import { ownedSession } from './access.ts';
 
 export function serveEvents(
   nc: NatsConnection,
@@ -21,7 +20,7 @@ export function serveEvents(
   const options = { queue: queues.api };
   return [
     serve(nc, 'sources.register', async ({ caller, session, body }): Promise<SensorSource> => {
-      const { record } = await ownedSession(store, caller, session);
+      const { record } = await store.records.owned(caller, session);
       requireActive(record.state);
       const source: SensorSource = {
         id: newId(),
@@ -49,9 +48,9 @@ export function serveEvents(
     }, options),
 
     serve(nc, 'events.add', async ({ caller, session, source: sourceId, events }): Promise<PublicEvent[]> => {
-      let { record } = await ownedSession(store, caller, session);
+      let { record } = await store.records.owned(caller, session);
       // A source registered through another host a moment ago may not be in this host's cache yet.
-      if (!record.sensors.some((s) => s.id === sourceId)) ({ record } = await ownedSession(store, caller, session, true));
+      if (!record.sensors.some((s) => s.id === sourceId)) ({ record } = await store.records.owned(caller, session, true));
       const source = record.sensors.find((s) => s.id === sourceId);
       if (!source) throw notFound('source');
       requireActive(record.state);

@@ -7,25 +7,24 @@ import { serve } from '../../bus/rpc.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { finish } from '../session/lifecycle.ts';
 import type { SessionStore } from '../session/store.ts';
-import { ownedSession } from './access.ts';
 
 export function serveSessions(nc: NatsConnection, store: SessionStore) {
   const options = { queue: queues.api };
   return [
     serve(nc, 'sessions.get', async ({ caller, session }): Promise<Session> => {
-      const { record } = await ownedSession(store, caller, session);
+      const { record } = await store.records.owned(caller, session);
       return presentSession(publicRecord(record));
     }, options),
 
     serve(nc, 'sessions.update', async ({ caller, session, body }): Promise<Session> => {
-      await ownedSession(store, caller, session);
+      await store.records.owned(caller, session);
       const updated = await store.update(session, (record) => ({ ...record, name: body.name }));
       if (!updated) throw notFound();
       return presentSession(publicRecord(updated.record));
     }, options),
 
     serve(nc, 'sessions.stop', async ({ caller, session }): Promise<Session> => {
-      const { record } = await ownedSession(store, caller, session);
+      const { record } = await store.records.owned(caller, session);
       if (record.state !== 'active') throw notActive(record.state);
       const stopped = await finish(store, session, 'client');
       if (!stopped) throw notFound();

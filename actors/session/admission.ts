@@ -39,7 +39,7 @@ export async function admitSession(
     const claim = { session: record.id, fingerprint: fingerprintOf({ caller, body }), at: now };
     const result = await deps.keys.claim(caller.user, idempotencyKey, claim);
     if (!result.claimed) {
-      const earlier = await deps.store.get(result.earlier.session);
+      const earlier = await deps.store.records.fresh(result.earlier.session);
       if (earlier) return { record: earlier.record, created: false };
       const abandoned = now - result.earlier.at > ABANDONED_CLAIM_MS;
       if (!abandoned || !(await deps.keys.reclaim(caller.user, idempotencyKey, claim, result.revision))) {

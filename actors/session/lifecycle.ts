@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../../bus/config.ts';
 import type { Logger } from '../../bus/log.ts';
 import type { SessionRecord, StopReason } from '../../bus/contracts/session.ts';
-import { UNCHANGED, type SessionStore, type Versioned } from './store.ts';
+import type { Versioned } from '../../bus/session-records.ts';
+import { UNCHANGED, type SessionStore } from './store.ts';
 
 const FAILURES: StopReason[] = ['resolution_exceeded', 'stream_unreachable', 'worker_failed'];
 

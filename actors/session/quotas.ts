@@ -57,7 +57,7 @@ export class UserQuotas {
     const now = Date.now();
     const checked = await Promise.all(
       held.map(async (slot) => {
-        const found = await this.store.get(slot.id);
+        const found = await this.store.records.fresh(slot.id);
         if (found) return found.record.state === 'active';
         return now - slot.at < RESERVATION_MS;
       }),

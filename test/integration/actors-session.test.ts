@@ -105,10 +105,10 @@ test('compare-and-set: concurrent changes are all kept, a stale revision is refu
       })),
     ),
   );
-  const after = await store.get(created.record.id);
+  const after = await store.records.fresh(created.record.id);
   assert.equal(after?.record.sensors.map((s) => s.name).sort(), names);
   try {
-    await store.kv.update(created.record.id, JSON.stringify(created.record), created.revision);
+    await store.records.kv.update(created.record.id, JSON.stringify(created.record), created.revision);
     assert.unreachable('a write on a stale revision must fail');
   } catch (error) {
     assert.match(String(error), /wrong last sequence/i);
@@ -122,7 +122,7 @@ test('only one host wins the takeover of a stale session', async () => {
   const claims = await Promise.all(['host-b', 'host-c', 'host-d'].map((host) => takeOver(store, stale.id, host)));
   const winners = claims.filter((claim) => claim !== undefined);
   assert.is(winners.length, 1);
-  const now = await store.get(stale.id);
+  const now = await store.records.fresh(stale.id);
   assert.is(now?.record.owner, winners[0]?.owner);
   assert.is(await takeOver(store, stale.id, 'host-e'), undefined, 'a fresh owner cannot be displaced');
 });
@@ -131,7 +131,7 @@ test('the heartbeat advances meta.healthCheck while the actor owns the session',
   const r = record();
   await store.create(r);
   startActor(r, idleWorker());
-  await waitUntil('heartbeat', async () => ((await store.get(r.id))?.record.healthCheckAt ?? 0) > r.healthCheckAt, (config.heartbeatSeconds + 3) * 1000);
+  await waitUntil('heartbeat', async () => ((await store.records.fresh(r.id))?.record.healthCheckAt ?? 0) > r.healthCheckAt, (config.heartbeatSeconds + 3) * 1000);
 });
 
 test('an expired session is finished with stopReason expired', async () => {
@@ -139,8 +139,8 @@ test('an expired session is finished with stopReason expired', async () => {
   await store.create(r);
   let gone = false;
   startActor(r, idleWorker(), () => (gone = true));
-  await waitUntil('expiry', async () => (await store.get(r.id))?.record.state === 'finished', (config.heartbeatSeconds + 5) * 1000);
-  const finished = (await store.get(r.id))?.record;
+  await waitUntil('expiry', async () => (await store.records.fresh(r.id))?.record.state === 'finished', (config.heartbeatSeconds + 5) * 1000);
+  const finished = (await store.records.fresh(r.id))?.record;
   assert.is(finished?.stopReason, 'expired');
   assert.is(finished?.workerState, 'stopped');
   assert.ok(gone, 'the actor let go of the session');
@@ -154,8 +154,8 @@ test('a worker that keeps crashing is given up on: the session ends as worker_fa
     starts++;
     return idleWorker(5)();
   });
-  await waitUntil('escalation', async () => (await store.get(r.id))?.record.state === 'finished', 10_000);
-  const finished = (await store.get(r.id))?.record;
+  await waitUntil('escalation', async () => (await store.records.fresh(r.id))?.record.state === 'finished', 10_000);
+  const finished = (await store.records.fresh(r.id))?.record;
   assert.is(finished?.stopReason, 'worker_failed');
   assert.is(finished?.workerState, 'failed');
   assert.match(finished?.failure ?? '', /crashed on purpose/);
