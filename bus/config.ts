@@ -10,6 +10,15 @@ function text(name: string, fallback: string): string {
   return value === undefined || value === '' ? fallback : value;
 }
 
+// Names that become NATS subject tokens and log fields.
+function identifier(name: string, fallback: string): string {
+  const value = text(name, fallback);
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(value)) {
+    throw new Error(`environment variable ${name} may hold only letters, digits, -, _ and ., got "${value}"`);
+  }
+  return value;
+}
+
 function optionalText(name: string): string | undefined {
   const value = process.env[name];
   return value === undefined || value === '' ? undefined : value;
@@ -66,7 +75,7 @@ export const config = {
   rowsStreamMaxBytes: number('ROWS_STREAM_MAX_BYTES', 1024 ** 3, 1024 * 1024),
 
   // actor host
-  hostId: text('HOST_ID', `${hostname()}-${process.pid}`),
+  hostId: identifier('HOST_ID', `${hostname()}-${process.pid}`),
   hostCapacity: number('HOST_CAPACITY', 16, 1),
   sessionMaxSeconds: number('SESSION_MAX_SECONDS', 43200, 1),
   // Quotas: active sessions per user across the cluster, sensor sources per session.
