@@ -1,7 +1,6 @@
 // An actor host: runs the session actors it owns, answers the API requests that change
 // sessions, and takes over sessions whose host died. Stored results are the storage service's.
 import { lookup } from 'node:dns/promises';
-import type { ClickHouseClient } from '@clickhouse/client';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { config } from '../bus/config.ts';
@@ -14,7 +13,6 @@ import { serve, type CallContext, type RequestOf } from '../bus/rpc.ts';
 import { presentSession, publicRecord } from '../bus/session-view.ts';
 import { isPrivateAddress, parseStreamUri } from '../bus/stream-uri.ts';
 import { queues } from '../bus/subjects.ts';
-import { connectClickHouse } from '../storage/clickhouse.ts';
 import { serveEvents } from './api/events.ts';
 import { serveSessions } from './api/sessions.ts';
 import { MODEL_FILES } from './models/files.ts';
@@ -40,7 +38,6 @@ export class ActorHost {
   private constructor(
     readonly id: string,
     private readonly nc: NatsConnection,
-    private readonly clickhouse: ClickHouseClient,
     private readonly store: SessionStore,
     private readonly rows: RowPublisher,
     private readonly speechToText: ThreadedSpeechToText,
@@ -54,9 +51,8 @@ export class ActorHost {
     const speechToText = await ThreadedSpeechToText.start();
     const nc = await connectBus(`actor-host ${hostId}`);
     const js = jetstream(nc);
-    const clickhouse = connectClickHouse();
     const rows = new RowPublisher(js, log);
-    const store = await SessionStore.open(nc, js, clickhouse, rows, log);
+    const store = await SessionStore.open(nc, js, rows, log);
     const admission: AdmissionDeps = {
       store,
       quotas: await UserQuotas.open(js, store, config.userMaxActiveSessions),
@@ -64,7 +60,7 @@ export class ActorHost {
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
     };
-    const host = new ActorHost(hostId, nc, clickhouse, store, rows, speechToText, admission, log);
+    const host = new ActorHost(hostId, nc, store, rows, speechToText, admission, log);
     await host.run();
     return host;
   }
@@ -152,7 +148,6 @@ export class ActorHost {
     }));
     this.store.records.close();
     await this.nc.drain();
-    await this.clickhouse.close();
     await this.speechToText.close();
   }
 }

@@ -1,8 +1,9 @@
-// Every request the gateway can send: one definition per operation, its subject, the contract
-// of its request and the contract of its reply (as NATS micro services define an endpoint).
-// The gateway sends with it, the hosts validate what they receive with it, and replies are
+// Every request between processes: one definition per operation, its subject, the contract of
+// its request and the contract of its reply (as NATS micro services define an endpoint). The
+// sender sends with it, the responder validates what it receives with it, and replies are
 // checked against it before they leave the responder.
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { SessionIndexRow } from './contracts/rows.ts';
 import {
   CreateSessionRequest,
   ListSessionsRequest,
@@ -59,6 +60,8 @@ export const operations = {
   'sources.register': api('sources.register', RegisterSourceRequest, SensorSource),
   'events.add': api('events.add', AddEventsRequest, AddEventsReply),
   'events.list': api('events.list', ListEventsRequest, EventPage),
+  // Actor hosts to storage: a session's entry in the list index changed.
+  'sessions.index': api('sessions.index', SessionIndexRow, Type.Null()),
 } satisfies Record<string, Definition>;
 
 export type Operation = keyof typeof operations;

@@ -52,6 +52,11 @@ export class SessionRecords {
     return seen;
   }
 
+  /** The record if this process has it at hand, without asking the bucket. */
+  peek(id: string): Versioned | undefined {
+    return this.recent.get(id);
+  }
+
   /**
    * The caller's session, or 404: a session of another user does not exist for the caller.
    * With `fresh`, read from the bucket rather than the cache.

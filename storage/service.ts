@@ -9,6 +9,7 @@ import { serveHealth } from '../bus/health.ts';
 import type { Logger } from '../bus/log.ts';
 import { SessionRecords } from '../bus/session-records.ts';
 import { serveEventList } from './api/events.ts';
+import { serveSessionIndex } from './api/index.ts';
 import { serveResults } from './api/results.ts';
 import { serveSessionList } from './api/sessions.ts';
 import { connectClickHouse } from './clickhouse.ts';
@@ -50,8 +51,9 @@ export class StorageService {
     const service = new StorageService(nc, clickhouse, records, writer);
     service.subscriptions.push(
       ...serveResults(nc, records, clickhouse),
-      serveSessionList(nc, clickhouse),
+      serveSessionList(nc, records, clickhouse),
       serveEventList(nc, records, clickhouse),
+      serveSessionIndex(nc, clickhouse),
       serveHealth(nc, options.id, 'storage'),
     );
     log.info({ writer: options.writer }, 'storage service ready');

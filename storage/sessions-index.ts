@@ -1,38 +1,12 @@
-// The sessions table: a copy of every session record, written on every change, from which
-// session lists are served (the KV answers for one session; this answers for millions).
+// The sessions table: a copy of each session record as of its last change that a list shows
+// (create, rename, state, worker state, sources), from which session lists are served (the KV
+// answers for one session; this answers for millions).
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ListSessionsQuery, SessionRecord } from '../bus/contracts/session.ts';
-import { publicRecord, type PublicRecord } from '../bus/session-view.ts';
+import type { SessionIndexRow } from '../bus/contracts/rows.ts';
+import type { ListSessionsQuery } from '../bus/contracts/session.ts';
+import type { PublicRecord } from '../bus/session-view.ts';
 import { queryRows } from './clickhouse.ts';
 import { sql } from './sql.ts';
-
-export interface SessionIndexRow {
-  id: string;
-  user: string;
-  product: string;
-  name: string;
-  type: string;
-  state: string;
-  created_ms: number;
-  created: number;
-  revision: number;
-  doc: string;
-}
-
-export function indexRow(record: SessionRecord, revision: number): SessionIndexRow {
-  return {
-    id: record.id,
-    user: record.user,
-    product: record.product,
-    name: record.name,
-    type: record.type,
-    state: record.state,
-    created_ms: record.createdAt,
-    created: Math.floor(record.createdAt / 1000),
-    revision,
-    doc: JSON.stringify(publicRecord(record)),
-  };
-}
 
 export async function indexSession(client: ClickHouseClient, row: SessionIndexRow): Promise<void> {
   await client.insert({ table: 'sessions', values: [row], format: 'JSONEachRow' });

@@ -2,7 +2,7 @@
 import { EMOTION_KEYS, type AudioSecond, type CustomEvent, type FaceSecond, type SpeechSegment, type VideoSecond } from '../bus/contracts/rows.ts';
 import { sessionDay } from '../bus/ids.ts';
 import type { RowKind } from '../bus/subjects.ts';
-import type { SessionIndexRow } from './sessions-index.ts';
+import type { SessionIndexRow } from '../bus/contracts/rows.ts';
 
 type Columns = Record<string, string | number | null>;
 

@@ -1,11 +1,10 @@
 // Changes to session records in the JetStream KV bucket. Every change is a compare-and-set on
 // the key's revision: two hosts can never both believe they own a session, and a change made on
 // stale data fails and is retried on fresh data. Reads, the cache and the watch are
-// SessionRecords' (bus/session-records.ts); what this host writes is fed back into them. After
-// each change the ClickHouse session index gets the new revision (directly, so a list is current
-// at once; through the row stream when ClickHouse is unreachable, so the index catches up), and
-// a worker-state change is announced to live subscribers.
-import type { ClickHouseClient } from '@clickhouse/client';
+// SessionRecords' (bus/session-records.ts); what this host writes is fed back into them. A change
+// that a session list shows is sent to the session index (through a storage service, so a list
+// is current at once; through the row stream when none answers, so the index catches up), and
+// a worker-state change is announced to live subscribers. Heartbeats touch only the KV.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '../../bus/subjects.ts';
@@ -13,8 +12,12 @@ import type { WorkerStateMessage } from '../../bus/contracts/live.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import { SessionRecords, type Versioned } from '../../bus/session-records.ts';
-import { indexRow, indexSession } from '../../storage/sessions-index.ts';
+import { call } from '../../bus/rpc.ts';
+import { changesListing, indexRow } from '../../bus/session-view.ts';
 import type { RowPublisher } from '../rows.ts';
+
+// Short: a storage service answers in milliseconds, and the row stream is the way round it.
+const INDEX_TIMEOUT_MS = 2000;
 
 /** Returned by a change function to leave the record as it is. */
 export const UNCHANGED = Symbol('unchanged');
@@ -23,7 +26,6 @@ export class SessionStore {
   private constructor(
     readonly records: SessionRecords,
     private readonly nc: NatsConnection,
-    private readonly clickhouse: ClickHouseClient,
     private readonly rows: RowPublisher,
     private readonly log: Logger,
   ) {}
@@ -31,11 +33,10 @@ export class SessionStore {
   static async open(
     nc: NatsConnection,
     js: JetStreamClient,
-    clickhouse: ClickHouseClient,
     rows: RowPublisher,
     log: Logger,
   ): Promise<SessionStore> {
-    return new SessionStore(await SessionRecords.open(js, log), nc, clickhouse, rows, log);
+    return new SessionStore(await SessionRecords.open(js, log), nc, rows, log);
   }
 
   async create(record: SessionRecord): Promise<Versioned> {
@@ -59,14 +60,16 @@ export class SessionStore {
       if (!current) return undefined;
       const next = change(structuredClone(current.record));
       if (next === UNCHANGED) return current;
+      let revision: number;
       try {
-        const revision = await this.records.kv.update(id, JSON.stringify(next), current.revision);
-        await this.index(next, revision);
-        if (next.workerState !== current.record.workerState || next.state !== current.record.state) this.announce(next);
-        return this.records.remember({ record: next, revision });
+        revision = await this.records.kv.update(id, JSON.stringify(next), current.revision);
       } catch (error) {
-        if (!isConflict(error)) throw error;
+        if (isConflict(error)) continue;
+        throw error;
       }
+      if (changesListing(current.record, next)) await this.index(next, revision);
+      if (next.workerState !== current.record.workerState || next.state !== current.record.state) this.announce(next);
+      return this.records.remember({ record: next, revision });
     }
     throw new Error(`session ${id}: too many concurrent changes`);
   }
@@ -84,15 +87,17 @@ export class SessionStore {
     this.nc.publish(subjects.workerState(id), JSON.stringify(message));
   }
 
+  /** The list index hears of the change before the request that made it returns. */
   private async index(record: SessionRecord, revision: number): Promise<void> {
     const row = indexRow(record, revision);
     try {
-      await indexSession(this.clickhouse, row);
+      await call(this.nc, 'sessions.index', row, INDEX_TIMEOUT_MS);
     } catch (error) {
       this.log.warn({ err: error, session: record.id }, 'session index unreachable; queued on the row stream');
       this.rows.publish(record.id, 'session', [row], `${record.id}.session.${revision}`);
     }
   }
+
 }
 
 export function isConflict(error: unknown): boolean {

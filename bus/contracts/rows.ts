@@ -1,6 +1,7 @@
 // Result rows: what the analysis actors publish, what the storage writer inserts, and what
 // live subscribers receive. `second` is whole seconds since the session's `timestamp`.
 import { Type, type Static } from '@sinclair/typebox';
+import { SessionId } from './session.ts';
 
 export const EMOTION_KEYS = [
   'focus', // neutral
@@ -13,13 +14,12 @@ export const EMOTION_KEYS = [
 ] as const;
 export type EmotionKey = (typeof EMOTION_KEYS)[number];
 
-const Session = Type.String({ pattern: '^[0-9a-f]{24}$' });
 const Second = Type.Integer({ minimum: 0 });
 const Probability = Type.Number({ minimum: 0, maximum: 1 });
 
 /** One second of audio. */
 export const AudioSecond = Type.Object({
-  session: Session,
+  session: SessionId,
   second: Second,
   /** Mean fundamental frequency in Hz over the voiced frames of the second; 0 when none was voiced. */
   frequency: Type.Number({ minimum: 0 }),
@@ -34,7 +34,7 @@ export type AudioSecond = Static<typeof AudioSecond>;
 
 /** One face track during one second: mean probabilities of its frames in that second. */
 export const FaceSecond = Type.Object({
-  session: Session,
+  session: SessionId,
   second: Second,
   track: Type.Integer({ minimum: 0 }),
   /** Probabilities in EMOTION_KEYS order. */
@@ -46,7 +46,7 @@ export type FaceSecond = Static<typeof FaceSecond>;
 
 /** One second in which video was analysed, with or without faces. */
 export const VideoSecond = Type.Object({
-  session: Session,
+  session: SessionId,
   second: Second,
   frames: Type.Integer({ minimum: 1 }),
   /** Most faces seen in one frame of that second. */
@@ -58,7 +58,7 @@ export type VideoSecond = Static<typeof VideoSecond>;
 
 /** One transcribed speech segment with its VADER scores. */
 export const SpeechSegment = Type.Object({
-  session: Session,
+  session: SessionId,
   /** Seconds from session start, with millisecond precision. */
   start: Type.Number({ minimum: 0 }),
   end: Type.Number({ minimum: 0 }),
@@ -73,7 +73,7 @@ export type SpeechSegment = Static<typeof SpeechSegment>;
 /** A client's sensor event (spec section 6). */
 export const CustomEvent = Type.Object({
   id: Type.String(),
-  session: Session,
+  session: SessionId,
   source: Type.String(),
   user: Type.String(),
   type: Type.Literal('sensor_report'),
@@ -81,3 +81,21 @@ export const CustomEvent = Type.Object({
   data: Type.Union([Type.String(), Type.Number()]),
 });
 export type CustomEvent = Static<typeof CustomEvent>;
+
+/**
+ * A session's entry in the ClickHouse session index (the `sessions` table), one per revision
+ * of its record that changed something a list shows. `doc` is the public record as JSON.
+ */
+export const SessionIndexRow = Type.Object({
+  id: SessionId,
+  user: Type.String(),
+  product: Type.String(),
+  name: Type.String(),
+  type: Type.String(),
+  state: Type.String(),
+  created_ms: Type.Integer({ minimum: 0 }),
+  created: Type.Integer({ minimum: 0 }),
+  revision: Type.Integer({ minimum: 0 }),
+  doc: Type.String(),
+});
+export type SessionIndexRow = Static<typeof SessionIndexRow>;

@@ -1,6 +1,7 @@
 // The session: the record kept in the KV bucket, the object the API returns, and the
 // requests that act on it.
 import { Type, type Static } from '@sinclair/typebox';
+import { SESSION_ID } from '../ids.ts';
 import { CleanName } from './text.ts';
 
 export const SESSION_SCHEMA_VERSION = 1;
@@ -18,7 +19,7 @@ export const SOURCE_FORMATS = ['text', 'scalar'] as const;
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
-export const SessionId = Type.String({ pattern: '^[0-9a-f]{24}$' });
+export const SessionId = Type.String({ pattern: SESSION_ID.source });
 export const SessionName = CleanName(256);
 export const SessionState = literals(SESSION_STATES);
 export const SessionType = literals(SESSION_TYPES);

@@ -5,15 +5,16 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { SessionPage } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
 import { serve } from '../../bus/rpc.ts';
-import { presentSession } from '../../bus/session-view.ts';
+import type { SessionRecords } from '../../bus/session-records.ts';
+import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
 import { listSessions } from '../sessions-index.ts';
 
-export function serveSessionList(nc: NatsConnection, clickhouse: ClickHouseClient) {
+export function serveSessionList(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient) {
   return serve(nc, 'sessions.list', async ({ caller, query }): Promise<SessionPage> => {
     const fromMs = dateBound(query.from, 'from');
     const toMs = dateBound(query.to, 'to');
-    const { records, hasMore } = await listSessions(clickhouse, {
+    const page = await listSessions(clickhouse, {
       user: caller.user,
       state: query.state,
       type: query.type,
@@ -23,7 +24,13 @@ export function serveSessionList(nc: NatsConnection, clickhouse: ClickHouseClien
       toMs,
     });
     const now = Date.now();
-    return { hasMore, data: records.map((r) => presentSession(r, now)), offset: query.offset, limit: query.limit };
+    // The index holds each session as of its last listed change; heartbeats (healthCheck,
+    // mediaSeconds) are newer in the records this service follows.
+    const data = page.records.map((indexed) => {
+      const latest = records.peek(indexed.id);
+      return presentSession(latest ? publicRecord(latest.record) : indexed, now);
+    });
+    return { hasMore: page.hasMore, data, offset: query.offset, limit: query.limit };
   }, { queue: queues.api });
 }
 

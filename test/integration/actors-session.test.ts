@@ -15,13 +15,10 @@ import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newId, newSessionId } from '../../bus/ids.ts';
 import { log } from '../../bus/log.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { connectClickHouse, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { migrate } from '../../storage/migrations.ts';
 import { ensureRowsStream } from '../../storage/rows-stream.ts';
 
 const quiet = log.child({ test: 'actors-session' }, { level: 'silent' });
 let nc: NatsConnection;
-let clickhouse: ClickHouseClient;
 let store: SessionStore;
 let rows: RowPublisher;
 let speechToText: SpeechToText;
@@ -78,12 +75,8 @@ function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: strin
 test.before(async () => {
   nc = await connectBus('actors-session test');
   await ensureRowsStream(await jetstreamManager(nc));
-  const admin = connectClickHouse(null);
-  await migrate(admin, config.clickhouseDatabase);
-  await admin.close();
-  clickhouse = connectClickHouse();
   rows = new RowPublisher(jetstream(nc), quiet);
-  store = await SessionStore.open(nc, jetstream(nc), clickhouse, rows, quiet);
+  store = await SessionStore.open(nc, jetstream(nc), rows, quiet);
   speechToText = await SpeechToText.load();
 });
 
@@ -91,7 +84,6 @@ test.after(async () => {
   for (const actor of actors) actor.send({ type: 'leave' });
   await Promise.all(actors.map((actor) => actor.settled()));
   await nc.drain();
-  await clickhouse.close();
 });
 
 test('compare-and-set: concurrent changes are all kept, a stale revision is refused', async () => {

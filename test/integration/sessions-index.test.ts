@@ -1,0 +1,75 @@
+// The session index is written when something a list shows changes, never per heartbeat, and a
+// list still shows the latest heartbeat: the storage service follows the session records.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { config } from '../../bus/config.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { sql } from '../../storage/sql.ts';
+import { freePort } from '../../ops/stack/ports.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
+import { makeClip } from '../support/clips.ts';
+import { startServices, type Services } from '../support/services.ts';
+import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
+import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+
+let services: Services;
+let rtmp: RtmpServer;
+let publisher: Publisher;
+let clickhouse: ClickHouseClient;
+
+test.before(async () => {
+  const dir = join(config.varDir, 'test', 'streams', `sessions-index-${process.pid}`);
+  rtmp = await startRtmpServer({ dir, rtmpPort: await freePort(), rtmpsPort: await freePort() });
+  const clip = await makeClip(
+    { width: 320, height: 240, seconds: 6, fps: 10, container: 'flv', video: { type: 'testsrc' }, audio: { type: 'tones', tones: [{ hz: 300, seconds: 6 }] } },
+    join(config.varDir, 'test', 'clips'),
+  );
+  publisher = publish(clip, rtmp.url('index'));
+  await waitForStream(rtmp.url('index'));
+  services = await startServices({ name: 'sessions-index', env: { HEARTBEAT_SECONDS: '0.5' } });
+  clickhouse = connectClickHouse();
+});
+
+test.after(async () => {
+  await clickhouse?.close();
+  await services?.stop();
+  await publisher?.stop();
+  await rtmp?.stop();
+});
+
+const indexRows = async (id: string) =>
+  Number((await queryRows<{ n: number }>(clickhouse, sql`SELECT count() AS n FROM sessions WHERE id = ${id}`))[0]?.n);
+
+test('heartbeats add no index rows; create, rename, worker state and stop do, and the list shows the latest', async () => {
+  const created = await services.api('POST', '/v1/sessions', { body: { name: 'indexed', streamUri: rtmp.url('index') } });
+  assert.is(created.status, 201);
+  const id = created.body._id;
+  await services.waitForSession(id, (s) => s.meta.workerState === 'working');
+  const working = await indexRows(id);
+  const before = await services.api('GET', `/v1/sessions/${id}`);
+  // Six heartbeats.
+  await waitUntil('heartbeats', async () => {
+    const now = await services.api('GET', `/v1/sessions/${id}`);
+    return Date.parse(now.body.meta.healthCheck) - Date.parse(before.body.meta.healthCheck) >= 3000;
+  }, 15_000);
+  assert.is(await indexRows(id), working, 'no row per heartbeat');
+  const listed = await services.api('GET', '/v1/sessions?state=active');
+  const entry = listed.body.data.find((s: { _id: string }) => s._id === id);
+  assert.ok(Date.parse(entry.meta.healthCheck) - Date.parse(before.body.meta.healthCheck) >= 3000, 'the list shows the latest heartbeat');
+  assert.ok(entry.meta.mediaSeconds > before.body.meta.mediaSeconds);
+
+  const renamed = await services.api('PATCH', `/v1/sessions/${id}`, { body: { name: 'renamed' } });
+  assert.is(renamed.status, 200);
+  assert.is(await indexRows(id), working + 1, 'a rename is one row');
+  const afterRename = await services.api('GET', '/v1/sessions?limit=100');
+  assert.is(afterRename.body.data.find((s: { _id: string }) => s._id === id).name, 'renamed', 'visible when the rename returns');
+  const stopped = await services.api('POST', `/v1/sessions/${id}/stop`);
+  assert.is(stopped.status, 200);
+  const finished = await services.api('GET', '/v1/sessions?state=finished&limit=100');
+  assert.ok(finished.body.data.some((s: { _id: string }) => s._id === id), 'visible as finished when the stop returns');
+  const active = await services.api('GET', '/v1/sessions?state=active&limit=100');
+  assert.not.ok(active.body.data.some((s: { _id: string }) => s._id === id));
+});
+
+test.run();
