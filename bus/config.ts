@@ -57,6 +57,8 @@ export const config = {
   authJwtSecret: optionalText('AUTH_JWT_SECRET'),
   requestTimeoutMs: number('BUS_REQUEST_TIMEOUT_MS', 5000, 1),
   wsConnectionsPerUser: number('WS_CONNECTIONS_PER_USER', 20, 1),
+  wsUnauthenticatedPerAddress: number('WS_UNAUTHENTICATED_PER_ADDRESS', 10, 1),
+  wsIdleSeconds: number('WS_IDLE_SECONDS', 65, 1),
   wsSubscriptionsPerConnection: number('WS_SUBSCRIPTIONS_PER_CONNECTION', 50, 1),
   wsMessagesPerMinute: number('WS_MESSAGES_PER_MINUTE', 600, 1),
 

@@ -20,6 +20,8 @@ const webSocket = attachWebSocket(server, {
   log: log.child({ component: 'ws' }),
   limits: {
     connectionsPerUser: config.wsConnectionsPerUser,
+    unauthenticatedPerAddress: config.wsUnauthenticatedPerAddress,
+    idleMs: config.wsIdleSeconds * 1000,
     subscriptionsPerConnection: config.wsSubscriptionsPerConnection,
     messagesPerMinute: config.wsMessagesPerMinute,
   },

@@ -9,7 +9,7 @@ import { parse } from '../../bus/validate.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { Send } from '../routes/bus-call.ts';
 import type { Feeds } from './feeds.ts';
-import { MessageRate, type UserConnections, type WsLimits } from './limits.ts';
+import { MessageRate, WS_PROTOCOL, type ConnectionCounts, type WsLimits } from './limits.ts';
 import {
   AuthBody,
   PATHS,
@@ -26,9 +26,11 @@ export interface ConnectionDeps {
   authenticator: Authenticator;
   send: Send;
   feeds: Feeds;
-  users: UserConnections;
+  users: ConnectionCounts;
   limits: WsLimits;
   log: Logger;
+  /** Frees the socket's place among its address's unauthenticated ones: once, when it authenticates or goes. */
+  releaseAnonymous(): void;
 }
 
 /** Close codes: standard ones where they fit, 44xx mirroring the HTTP status otherwise. */
@@ -80,7 +82,11 @@ export class Connection {
       return this.reply(errorReply(asObject(message), 429, 'rate_limited', `at most ${this.deps.limits.messagesPerMinute} messages a minute per connection; slow down`));
     }
     if (!this.authenticated) {
-      this.authenticated = this.authenticate(message);
+      this.authenticated = this.authenticate(message).catch((error: unknown) => {
+        this.deps.log.error({ err: error }, 'websocket authentication failed');
+        this.close(CLOSE.unauthorized, 'unauthorized');
+        return false;
+      });
       return;
     }
     void this.authenticated.then((ok) => (ok ? this.handle(message) : undefined));
@@ -109,6 +115,7 @@ export class Connection {
       return false;
     }
     this.caller = caller;
+    this.deps.releaseAnonymous();
     this.reply(JSON.stringify({ id: request.id ?? null, path: PATHS.auth, status: 200, body: { user: caller.user, product: caller.product } }));
     return true;
   }
@@ -189,7 +196,7 @@ export class Connection {
   /** Pushed data; a client that stops reading is dropped rather than buffered without bound. */
   private push(frame: string): void {
     if (this.closed) return;
-    if (this.socket.bufferedAmount > this.deps.limits.maxBufferedBytes) {
+    if (this.socket.bufferedAmount > WS_PROTOCOL.maxBufferedBytes) {
       this.deps.log.warn({ user: this.caller?.user, buffered: this.socket.bufferedAmount }, 'websocket client too slow; closing');
       return this.close(CLOSE.tooSlow, 'client too slow');
     }
@@ -203,6 +210,7 @@ export class Connection {
     for (const leave of this.subscriptions.values()) leave();
     this.subscriptions.clear();
     if (this.caller) this.deps.users.release(this.caller.user);
+    else this.deps.releaseAnonymous();
   }
 }
 

@@ -1,25 +1,24 @@
 // What one client may hold and do on the WebSocket API. Going over a limit answers 429 with
-// the API error body; the connection stays usable.
+// the API error body (or, before the handshake, an HTTP 429).
+
+/** The operator's limits (configuration). */
 export interface WsLimits {
   subscriptionsPerConnection: number;
   connectionsPerUser: number;
+  /** Sockets from one address that have not authenticated yet. */
+  unauthenticatedPerAddress: number;
   messagesPerMinute: number;
   /** Silence from the client for this long closes the socket. */
   idleMs: number;
-  /** Largest message a client may send. */
-  maxMessageBytes: number;
-  /** A client that lets this much pile up unread is too slow and is disconnected. */
-  maxBufferedBytes: number;
 }
 
-export const DEFAULT_WS_LIMITS: WsLimits = {
-  subscriptionsPerConnection: 50,
-  connectionsPerUser: 20,
-  messagesPerMinute: 600,
-  idleMs: 65_000,
+/** The protocol's own limits. */
+export const WS_PROTOCOL = {
+  /** Largest message a client may send. */
   maxMessageBytes: 64 * 1024,
+  /** A client that lets this much pile up unread is too slow and is disconnected. */
   maxBufferedBytes: 8 * 1024 * 1024,
-};
+} as const;
 
 /** A token bucket: `perMinute` messages a minute on average, bursts up to `perMinute`. */
 export class MessageRate {
@@ -44,23 +43,23 @@ export class MessageRate {
   }
 }
 
-/** Open authenticated connections per user, in this gateway. */
-export class UserConnections {
+/** Open connections per key (a user, a client address), in this gateway. */
+export class ConnectionCounts {
   private readonly counts = new Map<string, number>();
 
   constructor(private readonly limit: number) {}
 
-  /** Counts one more connection for the user; false (and nothing counted) when at the limit. */
-  acquire(user: string): boolean {
-    const count = this.counts.get(user) ?? 0;
+  /** Counts one more connection for the key; false (and nothing counted) when at the limit. */
+  acquire(key: string): boolean {
+    const count = this.counts.get(key) ?? 0;
     if (count >= this.limit) return false;
-    this.counts.set(user, count + 1);
+    this.counts.set(key, count + 1);
     return true;
   }
 
-  release(user: string): void {
-    const count = (this.counts.get(user) ?? 0) - 1;
-    if (count > 0) this.counts.set(user, count);
-    else this.counts.delete(user);
+  release(key: string): void {
+    const count = (this.counts.get(key) ?? 0) - 1;
+    if (count > 0) this.counts.set(key, count);
+    else this.counts.delete(key);
   }
 }

@@ -1,4 +1,6 @@
-// The WebSocket API at /ws/v1, on the gateway's HTTP server.
+// The WebSocket API at /ws/v1, on the gateway's HTTP server. Every socket has its errors
+// handled from the moment the upgrade request arrives: a client that resets the connection at
+// any stage costs nothing but the socket.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -8,7 +10,7 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import type { Send } from '../routes/bus-call.ts';
 import { CLOSE, Connection } from './connection.ts';
 import { Feeds } from './feeds.ts';
-import { DEFAULT_WS_LIMITS, UserConnections, type WsLimits } from './limits.ts';
+import { ConnectionCounts, WS_PROTOCOL, type WsLimits } from './limits.ts';
 
 export const WS_PATH = '/ws/v1';
 
@@ -17,24 +19,37 @@ export interface WebSocketDeps {
   authenticator: Authenticator;
   send: Send;
   log: Logger;
-  limits?: Partial<WsLimits>;
+  limits: WsLimits;
 }
 
 export function attachWebSocket(server: Server, deps: WebSocketDeps): { close(): Promise<void> } {
-  const limits = { ...DEFAULT_WS_LIMITS, ...deps.limits };
-  const feeds = new Feeds(deps.nc, deps.log);
-  const users = new UserConnections(limits.connectionsPerUser);
+  const { limits, log } = deps;
+  const feeds = new Feeds(deps.nc, log);
+  const users = new ConnectionCounts(limits.connectionsPerUser);
+  const anonymous = new ConnectionCounts(limits.unauthenticatedPerAddress);
   const connections = new Set<Connection>();
-  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxMessageBytes });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_PROTOCOL.maxMessageBytes });
+
+  const refuse = (socket: Duplex, status: string) => {
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  };
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', (error) => log.debug({ err: error }, 'websocket upgrade socket error'));
     const path = (request.url ?? '').split('?')[0];
-    if (path !== WS_PATH) {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-      return;
-    }
+    if (path !== WS_PATH) return refuse(socket, '404 Not Found');
+    const address = request.socket.remoteAddress ?? 'unknown';
+    if (!anonymous.acquire(address)) return refuse(socket, '429 Too Many Requests');
+    let released = false;
+    const releaseAnonymous = () => {
+      if (released) return;
+      released = true;
+      anonymous.release(address);
+    };
+    // A handshake that never completes (the client went) must give its place back too.
+    socket.once('close', releaseAnonymous);
     wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new Connection(ws, { authenticator: deps.authenticator, send: deps.send, feeds, users, limits, log: deps.log });
+      const connection = new Connection(ws, { authenticator: deps.authenticator, send: deps.send, feeds, users, limits, log, releaseAnonymous });
       connections.add(connection);
       ws.once('close', () => connections.delete(connection));
     });

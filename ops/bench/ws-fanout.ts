@@ -38,7 +38,7 @@ async function serve(port: number, tokensFile: string, connectionsPerUser: numbe
     authenticator: new Authenticator({ tokensFile }),
     send: busSender(nc),
     log: log.child({ component: 'ws' }),
-    limits: { connectionsPerUser },
+    limits: { connectionsPerUser, subscriptionsPerConnection: 50, unauthenticatedPerAddress: connectionsPerUser, messagesPerMinute: 600, idleMs: 65_000 },
   });
   server.listen(port, '127.0.0.1');
   process.once('SIGTERM', () => process.exit(0));

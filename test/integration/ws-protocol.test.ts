@@ -12,9 +12,10 @@ import { log } from '../../bus/log.ts';
 import { Authenticator } from '../../gateway/auth/authenticator.ts';
 import { busSender } from '../../gateway/routes/bus-call.ts';
 import { WsClient } from '../../gateway/ws/client.ts';
-import { DEFAULT_WS_LIMITS } from '../../gateway/ws/limits.ts';
 import { attachWebSocket } from '../../gateway/ws/server.ts';
 import { freePort } from '../../ops/stack/ports.ts';
+import type { WsLimits } from '../../gateway/ws/limits.ts';
+import { connect as connectTcp } from 'node:net';
 import { startServices, type Services } from '../support/services.ts';
 
 let services: Services;
@@ -33,8 +34,25 @@ const open = async () => {
   return client;
 };
 
+// Small limits, so that reaching each one is quick.
+const LIMITS: WsLimits = {
+  subscriptionsPerConnection: 5,
+  connectionsPerUser: 12,
+  unauthenticatedPerAddress: 6,
+  messagesPerMinute: 60,
+  idleMs: 65_000,
+};
+
 test.before(async () => {
-  services = await startServices({ name: 'ws-protocol' });
+  services = await startServices({
+    name: 'ws-protocol',
+    env: {
+      WS_SUBSCRIPTIONS_PER_CONNECTION: String(LIMITS.subscriptionsPerConnection),
+      WS_CONNECTIONS_PER_USER: String(LIMITS.connectionsPerUser),
+      WS_UNAUTHENTICATED_PER_ADDRESS: String(LIMITS.unauthenticatedPerAddress),
+      WS_MESSAGES_PER_MINUTE: String(LIMITS.messagesPerMinute),
+    },
+  });
   wsUrl = `${services.baseUrl.replace('http', 'ws')}/ws/v1`;
   // Nothing listens on this port: the worker keeps reconnecting, which is all these tests need.
   const created = await services.api('POST', '/v1/sessions', {
@@ -150,24 +168,24 @@ test('custom events are delivered in batches; unsubscribe stops them', async () 
 test('limits answer 429 with the error body', async () => {
   const client = await connectAs(services.users.alice.token);
   const replies = await Promise.all(
-    Array.from({ length: DEFAULT_WS_LIMITS.subscriptionsPerConnection + 1 }, () =>
+    Array.from({ length: LIMITS.subscriptionsPerConnection + 1 }, () =>
       client.request('channels:subscribe', { channel: 'session_audio_features', key: `${session}:1s` }),
     ),
   );
-  assert.is(replies.filter((r) => r.status === 200).length, DEFAULT_WS_LIMITS.subscriptionsPerConnection);
+  assert.is(replies.filter((r) => r.status === 200).length, LIMITS.subscriptionsPerConnection);
   const refused = replies.find((r) => r.status === 429);
   assert.ok(refused, 'one subscription over the limit is refused');
   assert.is((refused?.body as any).code, 'too_many_subscriptions');
 
   // A fresh connection: its whole allowance, then a hundred more at once.
   const chatty = await connectAs(services.users.alice.token);
-  const burst = await Promise.all(Array.from({ length: DEFAULT_WS_LIMITS.messagesPerMinute + 100 }, () => chatty.request('ping')));
+  const burst = await Promise.all(Array.from({ length: LIMITS.messagesPerMinute + 100 }, () => chatty.request('ping')));
   const limited = burst.filter((r) => r.status === 429);
   assert.ok(limited.length >= 1 && limited.length <= 101, `${limited.length} pings limited`);
   assert.is((limited[0]?.body as any).code, 'rate_limited');
 
   const bobs: WsClient[] = [];
-  for (let i = 0; i < DEFAULT_WS_LIMITS.connectionsPerUser; i++) bobs.push(await connectAs(services.users.bob.token));
+  for (let i = 0; i < LIMITS.connectionsPerUser; i++) bobs.push(await connectAs(services.users.bob.token));
   const extra = await open();
   const reply = await extra.request('auth:token', { token: services.users.bob.token });
   assert.is(reply.status, 429);
@@ -180,6 +198,44 @@ test('limits answer 429 with the error body', async () => {
   for (const bob of bobs) bob.close();
 });
 
+test('sockets that never authenticate are limited per address; authenticating frees the place', async () => {
+  const waiting: WsClient[] = [];
+  for (let i = 0; i < LIMITS.unauthenticatedPerAddress; i++) waiting.push(await open());
+  const refused = await WsClient.open(wsUrl).then(
+    () => 'opened',
+    (error: Error) => error.message,
+  );
+  assert.match(refused, /429/);
+  assert.is((await waiting[0]!.request('auth:token', { token: services.users.alice.token })).status, 200);
+  await connectAs(services.users.alice.token);
+  for (const client of waiting) client.close();
+  await Promise.all(waiting.map((client) => client.closed));
+});
+
+test('upgrade requests reset by the client, on any path and at any stage, leave the gateway serving', async () => {
+  const port = Number(new URL(services.baseUrl).port);
+  const paths = ['/elsewhere', '/ws/v1', '/v1/sessions', '/ws/v1?x=1'];
+  await Promise.all(
+    Array.from({ length: 200 }, (_, i) =>
+      new Promise<void>((resolve) => {
+        const socket = connectTcp(port, '127.0.0.1', () => {
+          socket.write(
+            `GET ${paths[i % paths.length]} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+              `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+          );
+          // A reset, not a close: half of them at once, half once the server has started answering.
+          setTimeout(() => socket.resetAndDestroy(), i % 2 ? 0 : 5);
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => resolve());
+      }),
+    ),
+  );
+  assert.ok(process.kill(services.gateway.pid, 0), 'the gateway is alive');
+  assert.is((await services.api('GET', '/v1/sessions')).status, 200);
+  await connectAs(services.users.alice.token);
+});
+
 test('silence closes the socket; requests keep it open (short idle limit, in-process server)', async () => {
   const tokens = join(config.varDir, 'test', `ws-idle-tokens-${process.pid}.json`);
   writeFileSync(tokens, JSON.stringify([{ token: 'idle-token', user: 'idle-user', product: 'tests' }]));
@@ -190,7 +246,7 @@ test('silence closes the socket; requests keep it open (short idle limit, in-pro
     authenticator: new Authenticator({ tokensFile: tokens }),
     send: busSender(nc),
     log: log.child({ component: 'ws-test' }),
-    limits: { idleMs: 600 },
+    limits: { ...LIMITS, idleMs: 600 },
   });
   const port = await freePort();
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

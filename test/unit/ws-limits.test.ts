@@ -1,7 +1,7 @@
 // Per-connection message rate, per-user connection counts, and subscription keys.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MessageRate, UserConnections } from '../../gateway/ws/limits.ts';
+import { ConnectionCounts, MessageRate } from '../../gateway/ws/limits.ts';
 import { eventFrame, parseKey } from '../../gateway/ws/protocol.ts';
 
 test('message rate: a minute of allowance at once, then refilled over time', () => {
@@ -18,8 +18,8 @@ test('message rate: a minute of allowance at once, then refilled over time', () 
   assert.is(afterMinute, 600, 'never more than a minute of allowance');
 });
 
-test('user connections: counted per user, released on close', () => {
-  const users = new UserConnections(2);
+test('connections: counted per key, released on close', () => {
+  const users = new ConnectionCounts(2);
   assert.ok(users.acquire('a'));
   assert.ok(users.acquire('a'));
   assert.not.ok(users.acquire('a'));
