@@ -1,10 +1,12 @@
 // Publishes result rows on the ROWS stream. Core subscribers of the same subject receive
-// them live. Each message has an id, so a retried publish is stored once. A publish that fails
-// (NATS restarting, stream full) is retried in the background; rows waiting to be published
-// are bounded so a long outage cannot exhaust memory, and what is shed is counted and logged.
+// them live. Each message has an id made from what it holds (bus/ids.ts), so a retried publish
+// is stored once. A publish that fails (NATS restarting, the stream full and refusing) is
+// retried in the background; rows waiting to be published are bounded so a long outage cannot
+// exhaust memory, and what is refused or shed is counted and logged.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../bus/log.ts';
+import { rowMessageId } from '../bus/ids.ts';
 import { subjects, type RowKind } from '../bus/subjects.ts';
 
 interface Pending {
@@ -16,7 +18,10 @@ interface Pending {
 export class RowPublisher {
   private readonly retries: Pending[] = [];
   private retrying = false;
+  /** Rows shed from the waiting buffer because it was full, since start. */
   dropped = 0;
+  /** Publishes the stream refused because it was full, since start. */
+  refused = 0;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -24,18 +29,31 @@ export class RowPublisher {
     private readonly maxPending = 100_000,
   ) {}
 
-  publish(session: string, kind: RowKind, rows: unknown[], id: string): void {
-    const pending = { subject: subjects.row(session, kind), payload: JSON.stringify(rows), id };
+  /** `key` tells the rows apart from the session's other rows of this kind (a second, a revision). */
+  publish(session: string, kind: RowKind, rows: unknown[], key: string | number): void {
+    const pending = { subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key) };
     this.send(pending).catch(() => this.retryLater(pending));
   }
 
   /** Publishes and waits for the stream's acknowledgement: for callers that promise durability. */
-  async publishDurably(session: string, kind: RowKind, rows: unknown[], id: string): Promise<void> {
-    await this.send({ subject: subjects.row(session, kind), payload: JSON.stringify(rows), id });
+  async publishDurably(session: string, kind: RowKind, rows: unknown[], key: string | number): Promise<void> {
+    await this.send({ subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key) });
   }
 
   private async send(pending: Pending): Promise<void> {
-    await this.js.publish(pending.subject, pending.payload, { msgID: pending.id, timeout: 5000 });
+    try {
+      await this.js.publish(pending.subject, pending.payload, { msgID: pending.id, timeout: 5000 });
+    } catch (error) {
+      if (isStreamFull(error)) this.noteRefused();
+      throw error;
+    }
+  }
+
+  private noteRefused(): void {
+    // Once per burst: the first refusal, then every thousandth.
+    if (this.refused++ % 1000 === 0) {
+      this.log.error({ refused: this.refused }, 'the row stream is full and refuses rows; they wait here and are retried');
+    }
   }
 
   private retryLater(pending: Pending): void {
@@ -65,4 +83,9 @@ export class RowPublisher {
     }
     this.retrying = false;
   }
+}
+
+// JetStream's answers when a stream with `discard: new` is at its limits.
+function isStreamFull(error: unknown): boolean {
+  return error instanceof Error && /maximum (bytes|messages|messages per subject) exceeded|10047|10077|10078/i.test(`${error.message} ${String((error as { code?: unknown }).code ?? '')}`);
 }

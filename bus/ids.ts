@@ -26,3 +26,9 @@ export function sessionDay(id: string): string {
 }
 
 export const newId = (bytes = 12) => randomBytes(bytes).toString('hex');
+
+/**
+ * The JetStream message id of a row message: the same rows published twice (a retry, a
+ * restarted worker) get the same id and are stored once.
+ */
+export const rowMessageId = (session: string, kind: string, key: string | number) => `${session}.${kind}.${key}`;

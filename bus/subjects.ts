@@ -11,6 +11,9 @@ export const subjects = {
   row: (session: string, kind: RowKind) => `${root}.rows.${session}.${kind}`,
   rowsOfSession: (session: string) => `${root}.rows.${session}.>`,
   rowsAll: `${root}.rows.>`,
+  /** Rows storage could not write, with why: the dead-letter stream DEAD_ROWS. */
+  deadRow: (kind: string) => `${root}.dead.${kind}`,
+  deadRowsAll: `${root}.dead.>`,
   /** Worker state changes, live only (the KV holds the truth). */
   workerState: (session: string) => `${root}.live.${session}.worker_state`,
   workerStateAll: `${root}.live.*.worker_state`,
@@ -22,6 +25,6 @@ export const ROW_KINDS = ['audio', 'face', 'video', 'speech', 'event', 'session'
 export type RowKind = (typeof ROW_KINDS)[number];
 
 export const queues = { hosts: 'hosts', api: 'api' } as const;
-export const streams = { rows: 'ROWS' } as const;
+export const streams = { rows: 'ROWS', deadRows: 'DEAD_ROWS' } as const;
 export const consumers = { writer: 'storage-writer' } as const;
 export const buckets = { sessions: 'sessions', quotas: 'quotas', idempotency: 'idempotency' } as const;

@@ -13,7 +13,13 @@ process.on('uncaughtException', (error) => {
 const nc = await connectBus(`storage ${config.hostId}`);
 const service = await StorageService.start(
   nc,
-  { id: config.hostId, database: config.clickhouseDatabase, writer: config.storageWriter },
+  {
+    id: config.hostId,
+    database: config.clickhouseDatabase,
+    writer: config.storageWriter,
+    rowsStreamMaxBytes: config.rowsStreamMaxBytes,
+    sessionMaxSeconds: config.sessionMaxSeconds,
+  },
   log.child({ component: 'storage' }),
 );
 let stopping = false;

@@ -43,6 +43,31 @@ export const MIGRATIONS: Migration[] = [
       ) ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMM(day) ORDER BY (session, time, id)`,
     ],
   },
+  {
+    // Where each user's sessions and each session's events lie on their sort key, and how many
+    // rows they have: a page is read from a window sized by it (storage/windows.ts). Kept by
+    // materialized views on every insert; the rows already there are added once here (rows
+    // inserted meanwhile count twice, which only makes the count, an estimate, larger).
+    id: 2,
+    statements: (db) => [
+      `CREATE TABLE IF NOT EXISTS ${db}.session_spans (
+        user String, first AggregateFunction(min, UInt64), last AggregateFunction(max, UInt64), rows AggregateFunction(count)
+      ) ENGINE = AggregatingMergeTree() ORDER BY user`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.session_spans_feed TO ${db}.session_spans AS
+        SELECT user, minState(created_ms) AS first, maxState(created_ms) AS last, countState() AS rows
+        FROM ${db}.sessions GROUP BY user`,
+      `INSERT INTO ${db}.session_spans
+        SELECT user, minState(created_ms), maxState(created_ms), countState() FROM ${db}.sessions GROUP BY user`,
+      `CREATE TABLE IF NOT EXISTS ${db}.event_spans (
+        session String, first AggregateFunction(min, Float64), last AggregateFunction(max, Float64), rows AggregateFunction(count), day Date
+      ) ENGINE = AggregatingMergeTree() PARTITION BY toYYYYMM(day) ORDER BY session`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.event_spans_feed TO ${db}.event_spans AS
+        SELECT session, minState(time) AS first, maxState(time) AS last, countState() AS rows, day
+        FROM ${db}.custom_events GROUP BY session, day`,
+      `INSERT INTO ${db}.event_spans
+        SELECT session, minState(time), maxState(time), countState(), day FROM ${db}.custom_events GROUP BY session, day`,
+    ],
+  },
 ];
 
 /** Creates the database and brings the schema up to date; safe to run from several hosts at once. */

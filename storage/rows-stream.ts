@@ -1,41 +1,46 @@
 // The durable buffer between the analysis actors and ClickHouse: a JetStream work-queue stream
-// holding every result row until the storage writer has inserted it and acknowledged it.
+// holding every result row until the storage writer has inserted it and acknowledged it. When
+// full it refuses new rows rather than dropping unwritten ones.
 import {
   AckPolicy,
   DeliverPolicy,
+  DiscardPolicy,
   RetentionPolicy,
   StorageType,
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import { config } from '../bus/config.ts';
 import { consumers, streams, subjects } from '../bus/subjects.ts';
 
-export const ROWS_STREAM_LIMITS = {
-  maxBytes: config.rowsStreamMaxBytes,
-  maxAgeSeconds: 7 * 24 * 3600,
-  duplicateWindowSeconds: 120,
-};
+const MAX_AGE_SECONDS = 7 * 24 * 3600;
+// Longer than any publisher retries the same message for.
+const DUPLICATE_WINDOW_SECONDS = 120;
 
-export async function ensureRowsStream(jsm: JetStreamManager): Promise<void> {
+/** Creates the stream and the writer's consumer, or brings them up to date. `maxBytes` applies when it is created. */
+export async function ensureRowsStream(jsm: JetStreamManager, maxBytes: number): Promise<void> {
   const stream = {
     name: streams.rows,
     subjects: [subjects.rowsAll],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
-    max_bytes: ROWS_STREAM_LIMITS.maxBytes,
-    max_age: nanos(ROWS_STREAM_LIMITS.maxAgeSeconds * 1000),
-    duplicate_window: nanos(ROWS_STREAM_LIMITS.duplicateWindowSeconds * 1000),
+    // Full: refuse what comes, never drop what is waiting to be written. Publishers are told
+    // and retry (actors/rows.ts).
+    discard: DiscardPolicy.New,
+    max_bytes: maxBytes,
+    max_age: nanos(MAX_AGE_SECONDS * 1000),
+    duplicate_window: nanos(DUPLICATE_WINDOW_SECONDS * 1000),
   };
-  try {
-    await jsm.streams.info(streams.rows);
-  } catch {
+  const existing = await jsm.streams.info(streams.rows).catch(() => undefined);
+  if (!existing) {
     await jsm.streams.add(stream).catch(async (error) => {
-      // Another host created it first.
+      // Another storage service created it first.
       await jsm.streams.info(streams.rows).catch(() => {
         throw error;
       });
     });
+  } else if (existing.config.discard !== stream.discard) {
+    // A stream made by an earlier version dropped its oldest rows when full.
+    await jsm.streams.update(streams.rows, { ...existing.config, discard: stream.discard });
   }
   const consumer = {
     durable_name: consumers.writer,

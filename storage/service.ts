@@ -13,6 +13,7 @@ import { serveSessionIndex } from './api/index.ts';
 import { serveResults } from './api/results.ts';
 import { serveSessionList } from './api/sessions.ts';
 import { connectClickHouse } from './clickhouse.ts';
+import { ensureDeadLetterStream } from './dead-letter.ts';
 import { migrate } from './migrations.ts';
 import { ensureRowsStream } from './rows-stream.ts';
 import { StorageWriter } from './writer.ts';
@@ -22,6 +23,10 @@ export interface StorageOptions {
   database: string;
   /** Whether this process drains ROWS into ClickHouse (off: it only answers reads). */
   writer: boolean;
+  /** How much ROWS may hold while ClickHouse is away (when this service creates it). */
+  rowsStreamMaxBytes: number;
+  /** The longest a session runs: how far back a list of active sessions looks. */
+  sessionMaxSeconds: number;
 }
 
 export class StorageService {
@@ -42,7 +47,9 @@ export class StorageService {
       await admin.close();
     }
     const js = jetstream(nc);
-    await ensureRowsStream(await jetstreamManager(nc));
+    const jsm = await jetstreamManager(nc);
+    await ensureRowsStream(jsm, options.rowsStreamMaxBytes);
+    await ensureDeadLetterStream(jsm);
     const clickhouse = connectClickHouse(options.database);
     const records = await SessionRecords.open(js, log);
     await records.watch();
@@ -51,7 +58,7 @@ export class StorageService {
     const service = new StorageService(nc, clickhouse, records, writer);
     service.subscriptions.push(
       ...serveResults(nc, records, clickhouse),
-      serveSessionList(nc, records, clickhouse),
+      serveSessionList(nc, records, clickhouse, options.sessionMaxSeconds),
       serveEventList(nc, records, clickhouse),
       serveSessionIndex(nc, clickhouse),
       serveHealth(nc, options.id, 'storage'),

@@ -4,7 +4,7 @@ import { sessionDay } from '../bus/ids.ts';
 import type { RowKind } from '../bus/subjects.ts';
 import type { SessionIndexRow } from '../bus/contracts/rows.ts';
 
-type Columns = Record<string, string | number | null>;
+export type Columns = Record<string, string | number | null>;
 
 const toColumns: { [K in RowKind]: { table: string; columns(row: never): Columns } } = {
   audio: {

@@ -1,6 +1,7 @@
 // The transcribed segments themselves, in time order, a page at a time.
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { TranscriptionPage } from '../bus/contracts/results.ts';
+import { sessionDay } from '../bus/ids.ts';
 import { queryRows } from './clickhouse.ts';
 import { sql } from './sql.ts';
 
@@ -25,7 +26,7 @@ export async function listTranscript(
     client,
     sql`SELECT start_ms, end_ms, text, positive, neutral, negative, compound
         FROM speech_segments FINAL
-        WHERE session = ${query.session} AND start_ms >= ${Math.round(query.start * 1000)}` +
+        WHERE day = ${sessionDay(query.session)} AND session = ${query.session} AND start_ms >= ${Math.round(query.start * 1000)}` +
       end +
       sql` ORDER BY start_ms LIMIT ${query.offset}, ${query.limit + 1}`,
   );

@@ -1,6 +1,7 @@
 // The storage writer: drains the ROWS stream into ClickHouse in batches (by size, or every
 // flush interval, whichever comes first) and acknowledges a message only after its rows are in.
-// While ClickHouse is down the batch is retried and the stream keeps everything behind it.
+// While ClickHouse is down the batch is retried and the stream keeps everything behind it; a
+// row that can never be stored is set aside in the dead-letter stream, so it stops nothing.
 // Several writers may share the durable consumer; a redelivered batch is deduplicated by the
 // tables' ReplacingMergeTree keys.
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -8,8 +9,11 @@ import type { Consumer, JsMsg, JetStreamClient } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../bus/config.ts';
 import type { Logger } from '../bus/log.ts';
-import { consumers, ROW_KINDS, streams, type RowKind } from '../bus/subjects.ts';
-import { columnsOf, tableOf } from './tables.ts';
+import { consumers, streams } from '../bus/subjects.ts';
+import { storeDeadRows, type DeadRow } from './dead-letter.ts';
+import { isDataError } from './insert-errors.ts';
+import { isRowKind, rowProblem } from './row-check.ts';
+import { columnsOf, tableOf, type Columns } from './tables.ts';
 
 export interface WriterOptions {
   batchRows?: number;
@@ -23,6 +27,8 @@ export class StorageWriter {
   private readonly batchRows: number;
   private readonly flushMs: number;
   rowsWritten = 0;
+  /** Rows set aside in the dead-letter stream, since start. */
+  deadLetters = 0;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -85,14 +91,21 @@ export class StorageWriter {
     return batch;
   }
 
-  /** Inserts the batch, retrying with backoff until it is in, then acknowledges it. */
+  /**
+   * Inserts the batch, retrying with backoff while ClickHouse cannot take anything, then
+   * acknowledges it. Rows that cannot be stored (unreadable, not matching their contract, or
+   * refused by ClickHouse for their data) go to the dead-letter stream instead; every other
+   * row of the batch is written. A message is acknowledged only once each of its rows is in
+   * ClickHouse or in the dead-letter stream.
+   */
   private async write(batch: JsMsg[]): Promise<void> {
-    const tables = groupByTable(batch, this.log);
+    const { tables, dead } = sortRows(batch);
+    let refused: DeadRow[] = [];
     for (let attempt = 0; ; attempt++) {
+      refused = [];
       try {
-        for (const [table, values] of tables) {
-          await this.clickhouse.insert({ table, values, format: 'JSONEachRow' });
-        }
+        for (const [table, entries] of tables) await this.insertIsolating(table, entries, refused);
+        await storeDeadRows(this.js, [...dead, ...refused]);
         break;
       } catch (error) {
         if (!this.running && attempt > 0) return; // unacked: redelivered to the next writer
@@ -102,16 +115,49 @@ export class StorageWriter {
       }
     }
     for (const message of batch) message.ack();
-    this.rowsWritten += [...tables.values()].reduce((sum, values) => sum + values.length, 0);
+    const setAside = [...dead, ...refused];
+    const written = [...tables.values()].reduce((sum, entries) => sum + entries.length, 0) - refused.length;
+    this.rowsWritten += written;
+    if (setAside.length) {
+      this.deadLetters += setAside.length;
+      const reasons = [...new Set(setAside.map((row) => row.reason))].slice(0, 3);
+      this.log.error({ deadRows: setAside.length, reasons, total: this.deadLetters }, 'rows set aside in the dead-letter stream');
+    }
+  }
+
+  /** Inserts the entries; a batch ClickHouse refuses for its data is halved until the bad rows stand alone. */
+  private async insertIsolating(table: string, entries: Entry[], refused: DeadRow[]): Promise<void> {
+    try {
+      await this.clickhouse.insert({ table, values: entries.map((entry) => entry.columns), format: 'JSONEachRow' });
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      if (entries.length === 1) {
+        const reason = `ClickHouse refused it: ${(error as Error).message.split('\n')[0]}`;
+        refused.push({ ...entries[0]!.origin, reason });
+        return;
+      }
+      const half = Math.ceil(entries.length / 2);
+      await this.insertIsolating(table, entries.slice(0, half), refused);
+      await this.insertIsolating(table, entries.slice(half), refused);
+    }
   }
 }
 
-function groupByTable(batch: JsMsg[], log: Logger): Map<string, Record<string, unknown>[]> {
-  const tables = new Map<string, Record<string, unknown>[]>();
+interface Entry {
+  columns: Columns;
+  /** Where the row came from, to set it aside with. */
+  origin: Omit<DeadRow, 'reason'>;
+}
+
+/** The batch's storable rows by table, and what cannot be stored with why. */
+function sortRows(batch: JsMsg[]): { tables: Map<string, Entry[]>; dead: DeadRow[] } {
+  const tables = new Map<string, Entry[]>();
+  const dead: DeadRow[] = [];
   for (const message of batch) {
-    const kind = message.subject.slice(message.subject.lastIndexOf('.') + 1) as RowKind;
-    if (!ROW_KINDS.includes(kind)) {
-      log.error({ subject: message.subject }, 'row of unknown kind; dropped');
+    const { subject } = message;
+    const kind = subject.slice(subject.lastIndexOf('.') + 1);
+    if (!isRowKind(kind)) {
+      dead.push({ kind: 'unknown', subject, payload: message.data, reason: 'not a known kind of row' });
       continue;
     }
     let rows: unknown[];
@@ -119,13 +165,18 @@ function groupByTable(batch: JsMsg[], log: Logger): Map<string, Record<string, u
       const parsed = message.json<unknown>();
       rows = Array.isArray(parsed) ? parsed : [parsed];
     } catch {
-      log.error({ subject: message.subject }, 'row message is not JSON; dropped');
+      dead.push({ kind, subject, payload: message.data, reason: 'not JSON' });
       continue;
     }
     const table = tableOf(kind);
-    const values = tables.get(table) ?? [];
-    for (const row of rows) values.push(columnsOf(kind, row));
-    tables.set(table, values);
+    const entries = tables.get(table) ?? [];
+    for (const row of rows) {
+      const origin = { kind, subject, payload: JSON.stringify(row) };
+      const problem = rowProblem(kind, row);
+      if (problem) dead.push({ ...origin, reason: problem });
+      else entries.push({ columns: columnsOf(kind, row), origin });
+    }
+    if (entries.length) tables.set(table, entries);
   }
-  return tables;
+  return { tables, dead };
 }

@@ -65,7 +65,7 @@ export function serveEvents(
         data: event.data,
       }));
       try {
-        await rows.publishDurably(session, 'event', created, `${session}.event.${created[0]?.id}`);
+        await rows.publishDurably(session, 'event', created, created[0]!.id);
       } catch {
         throw unavailable('events could not be stored right now; nothing was stored, retry later');
       }

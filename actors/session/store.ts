@@ -94,7 +94,7 @@ export class SessionStore {
       await call(this.nc, 'sessions.index', row, INDEX_TIMEOUT_MS);
     } catch (error) {
       this.log.warn({ err: error, session: record.id }, 'session index unreachable; queued on the row stream');
-      this.rows.publish(record.id, 'session', [row], `${record.id}.session.${revision}`);
+      this.rows.publish(record.id, 'session', [row], revision);
     }
   }
 

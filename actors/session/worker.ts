@@ -49,7 +49,7 @@ export class StreamWorker implements Child {
       session,
       limit: config.transcriptQueueLimit,
       stt: options.speechToText,
-      onRow: (row) => rows.publish(session, 'speech', [row], `${session}.speech.${Math.round(row.start * 1000)}`),
+      onRow: (row) => rows.publish(session, 'speech', [row], Math.round(row.start * 1000)),
       onDropped: (total) => log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind'),
       onError: (error) => log.error({ session, err: error }, 'a speech segment could not be transcribed'),
     });
@@ -126,7 +126,7 @@ export class StreamWorker implements Child {
         voice = VoiceAnalyzer.create({
           session,
           startOffset: sinceStart(Date.now()),
-          onSecond: (row) => rows.publish(session, 'audio', [row], `${session}.audio.${row.second}`),
+          onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
           onSegment: (segment) => this.transcripts.push(segment),
         });
         voice.catch(fail);
@@ -136,9 +136,9 @@ export class StreamWorker implements Child {
           session,
           onFaceSecond: (row) => {
             const track = trackBase + row.track;
-            rows.publish(session, 'face', [{ ...row, track }], `${session}.face.${row.second}.${track}`);
+            rows.publish(session, 'face', [{ ...row, track }], `${row.second}.${track}`);
           },
-          onVideoSecond: (row) => rows.publish(session, 'video', [row], `${session}.video.${row.second}`),
+          onVideoSecond: (row) => rows.publish(session, 'video', [row], row.second),
         });
         face.catch(fail);
       }

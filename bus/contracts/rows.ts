@@ -14,7 +14,11 @@ export const EMOTION_KEYS = [
 ] as const;
 export type EmotionKey = (typeof EMOTION_KEYS)[number];
 
-const Second = Type.Integer({ minimum: 0 });
+// Bounds of the columns the rows are stored in (UInt32, UInt16), so a value never wraps silently.
+const UINT32 = 4_294_967_295;
+const UINT16 = 65_535;
+const Second = Type.Integer({ minimum: 0, maximum: UINT32 });
+const Count16 = (minimum: number) => Type.Integer({ minimum, maximum: UINT16 });
 const Probability = Type.Number({ minimum: 0, maximum: 1 });
 
 /** One second of audio. */
@@ -36,11 +40,11 @@ export type AudioSecond = Static<typeof AudioSecond>;
 export const FaceSecond = Type.Object({
   session: SessionId,
   second: Second,
-  track: Type.Integer({ minimum: 0 }),
+  track: Type.Integer({ minimum: 0, maximum: UINT32 }),
   /** Probabilities in EMOTION_KEYS order. */
   probabilities: Type.Array(Probability, { minItems: 7, maxItems: 7 }),
   dominant: Type.Union(EMOTION_KEYS.map((key) => Type.Literal(key))),
-  frames: Type.Integer({ minimum: 1 }),
+  frames: Count16(1),
 });
 export type FaceSecond = Static<typeof FaceSecond>;
 
@@ -48,20 +52,20 @@ export type FaceSecond = Static<typeof FaceSecond>;
 export const VideoSecond = Type.Object({
   session: SessionId,
   second: Second,
-  frames: Type.Integer({ minimum: 1 }),
+  frames: Count16(1),
   /** Most faces seen in one frame of that second. */
-  faces: Type.Integer({ minimum: 0 }),
+  faces: Count16(0),
   /** Frames the face actor dropped in that second because it was behind. */
-  dropped: Type.Integer({ minimum: 0 }),
+  dropped: Count16(0),
 });
 export type VideoSecond = Static<typeof VideoSecond>;
 
 /** One transcribed speech segment with its VADER scores. */
 export const SpeechSegment = Type.Object({
   session: SessionId,
-  /** Seconds from session start, with millisecond precision. */
-  start: Type.Number({ minimum: 0 }),
-  end: Type.Number({ minimum: 0 }),
+  /** Seconds from session start, with millisecond precision (stored as UInt32 milliseconds). */
+  start: Type.Number({ minimum: 0, maximum: UINT32 / 1000 }),
+  end: Type.Number({ minimum: 0, maximum: UINT32 / 1000 }),
   text: Type.String({ minLength: 1 }),
   positive: Probability,
   neutral: Probability,

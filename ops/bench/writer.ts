@@ -44,7 +44,7 @@ async function publishRows(publisher: RowPublisher, rows: number, rowsPerMessage
   for (const session of sessions) {
     for (let first = 0; first < perSession; first += rowsPerMessage) {
       const batch = Array.from({ length: Math.min(rowsPerMessage, perSession - first) }, (_, i) => audioRow(session, first + i));
-      const sent = publisher.publishDurably(session, 'audio', batch, `${session}.audio.${first}+${batch.length}`);
+      const sent = publisher.publishDurably(session, 'audio', batch, `${first}+${batch.length}`);
       inFlight.add(sent);
       void sent.finally(() => inFlight.delete(sent));
       if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
@@ -115,7 +115,7 @@ async function runCase(stack: BenchStack, rows: number, rowsPerMessage: number) 
 
 const stack = await startBenchStack('writer', true);
 try {
-  await ensureRowsStream(stack.nats!.jsm);
+  await ensureRowsStream(stack.nats!.jsm, config.rowsStreamMaxBytes);
   const results = [];
   for (const { rows, rowsPerMessage } of CASES) {
     results.push(await runCase(stack, rows, rowsPerMessage));

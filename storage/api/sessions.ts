@@ -10,10 +10,20 @@ import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
 import { listSessions } from '../sessions-index.ts';
 
-export function serveSessionList(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient) {
+// A session is active until its expiry, which its host (or, when that host died, the one taking
+// it over) enforces within seconds; an hour covers every host being down for a while.
+const EXPIRY_GRACE_MS = 3_600_000;
+
+export function serveSessionList(
+  nc: NatsConnection,
+  records: SessionRecords,
+  clickhouse: ClickHouseClient,
+  sessionMaxSeconds: number,
+) {
   return serve(nc, 'sessions.list', async ({ caller, query }): Promise<SessionPage> => {
     const fromMs = dateBound(query.from, 'from');
     const toMs = dateBound(query.to, 'to');
+    const now = Date.now();
     const page = await listSessions(clickhouse, {
       user: caller.user,
       state: query.state,
@@ -22,8 +32,8 @@ export function serveSessionList(nc: NatsConnection, records: SessionRecords, cl
       offset: query.offset,
       fromMs,
       toMs,
+      activeSinceMs: now - sessionMaxSeconds * 1000 - EXPIRY_GRACE_MS,
     });
-    const now = Date.now();
     // The index holds each session as of its last listed change; heartbeats (healthCheck,
     // mediaSeconds) are newer in the records this service follows.
     const data = page.records.map((indexed) => {

@@ -74,7 +74,7 @@ function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: strin
 
 test.before(async () => {
   nc = await connectBus('actors-session test');
-  await ensureRowsStream(await jetstreamManager(nc));
+  await ensureRowsStream(await jetstreamManager(nc), config.rowsStreamMaxBytes);
   rows = new RowPublisher(jetstream(nc), quiet);
   store = await SessionStore.open(nc, jetstream(nc), rows, quiet);
   speechToText = await SpeechToText.load();

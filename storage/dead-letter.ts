@@ -1,0 +1,60 @@
+// The dead-letter store: rows the writer could not store, kept with why, on the JetStream
+// stream DEAD_ROWS (`emo.dead.<kind>`). The payload is the row (or the whole message, when it
+// could not be read) byte for byte; the subject it came on and the reason travel in headers.
+// A stream rather than a ClickHouse table: what ClickHouse refused once must not depend on
+// ClickHouse to be kept. It is the overflow of last resort, so when full it drops its oldest.
+import {
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import { headers, nanos } from '@nats-io/transport-node';
+import { headerText } from '../bus/rpc.ts';
+import { streams, subjects } from '../bus/subjects.ts';
+
+export const DEAD_ROW_HEADERS = { subject: 'Emo-Row-Subject', reason: 'Emo-Dead-Reason' } as const;
+
+const LIMITS = { maxBytes: 256 * 1024 ** 2, maxAgeDays: 30 };
+
+export async function ensureDeadLetterStream(jsm: JetStreamManager): Promise<void> {
+  const config = {
+    name: streams.deadRows,
+    subjects: [subjects.deadRowsAll],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    max_bytes: LIMITS.maxBytes,
+    max_age: nanos(LIMITS.maxAgeDays * 24 * 3600 * 1000),
+  };
+  await jsm.streams.info(streams.deadRows).catch(() =>
+    jsm.streams.add(config).catch(async (error: unknown) => {
+      // Another storage service created it first.
+      await jsm.streams.info(streams.deadRows).catch(() => {
+        throw error;
+      });
+    }),
+  );
+}
+
+export interface DeadRow {
+  /** The kind the row was published as, or `unknown`. */
+  kind: string;
+  /** The ROWS subject it came on. */
+  subject: string;
+  payload: Uint8Array | string;
+  reason: string;
+}
+
+/** Stores each dead row; resolves once the stream has them all. */
+export async function storeDeadRows(js: JetStreamClient, rows: DeadRow[]): Promise<void> {
+  await Promise.all(
+    rows.map((row) => {
+      const h = headers();
+      h.set(DEAD_ROW_HEADERS.subject, headerText(row.subject));
+      h.set(DEAD_ROW_HEADERS.reason, headerText(row.reason));
+      return js.publish(subjects.deadRow(/^[a-z]+$/.test(row.kind) ? row.kind : 'unknown'), row.payload, { headers: h });
+    }),
+  );
+}

@@ -1,0 +1,20 @@
+// Telling a row ClickHouse will never take from a ClickHouse that cannot take anything now.
+// The first kind of failure is split down to the row and set aside; the second is retried
+// with the whole batch waiting in the stream.
+
+// ClickHouse error codes that are about the data sent: parsing, types, ranges, unknown fields.
+const DATA_ERRORS = new Set([6, 25, 26, 27, 32, 33, 38, 41, 53, 69, 70, 72, 117, 131, 321, 349]);
+
+/** The ClickHouse error code (18.16 reports it only in the message text), if the server answered. */
+export function clickhouseCode(error: unknown): number | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = Number((error as { code?: unknown }).code);
+  if (Number.isInteger(code) && code > 0) return code;
+  const match = /^Code: (\d+)/.exec(error.message);
+  return match ? Number(match[1]) : undefined;
+}
+
+export function isDataError(error: unknown): boolean {
+  const code = clickhouseCode(error);
+  return code !== undefined && DATA_ERRORS.has(code);
+}

@@ -1,0 +1,148 @@
+// Storage never stalls and never drops silently: rows that cannot be stored (unreadable, not
+// matching their contract, refused by ClickHouse) go to the dead-letter stream while every good
+// row around them lands; a full ROWS stream refuses new rows, publishers retry, nothing waiting
+// is lost.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { RowPublisher } from '../../actors/rows.ts';
+import { config } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import { newSessionId } from '../../bus/ids.ts';
+import { log } from '../../bus/log.ts';
+import { streams, subjects } from '../../bus/subjects.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { DEAD_ROW_HEADERS } from '../../storage/dead-letter.ts';
+import { ensureRowsStream } from '../../storage/rows-stream.ts';
+import { StorageService } from '../../storage/service.ts';
+import { sql } from '../../storage/sql.ts';
+
+const quiet = log.child({ component: 'storage-poison' });
+quiet.level = 'silent';
+// A database of its own: one column is narrowed below to make ClickHouse refuse some rows.
+const database = `poison_${process.pid}`;
+
+let nc: NatsConnection;
+let js: JetStreamClient;
+let jsm: JetStreamManager;
+let clickhouse: ClickHouseClient;
+let storage: StorageService | undefined;
+
+const startStorage = async () =>
+  (storage = await StorageService.start(await connectBus('storage-poison storage'), {
+    id: `storage-poison-${process.pid}`,
+    database,
+    writer: true,
+    rowsStreamMaxBytes: config.rowsStreamMaxBytes,
+    sessionMaxSeconds: config.sessionMaxSeconds,
+  }, quiet));
+
+async function stopStorage(): Promise<void> {
+  await storage?.stop();
+  storage = undefined;
+}
+
+const audio = (session: string, second: number) => ({ session, second, frequency: 100, intensity: -20, voiced: 1, speech: 1 });
+const speech = (session: string, start: number, text: string) => ({
+  session, start, end: start + 1, text, positive: 0.5, neutral: 0.5, negative: 0, compound: 0.3,
+});
+const count = async (query: string) => Number((await queryRows<{ n: number }>(clickhouse, query))[0]?.n ?? 0);
+
+async function deadRows(session: string): Promise<{ subject: string; reason: string; payload: string }[]> {
+  const found: { subject: string; reason: string; payload: string }[] = [];
+  const info = await jsm.streams.info(streams.deadRows);
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && seq > 0; seq++) {
+    const message = await jsm.streams.getMessage(streams.deadRows, { seq }).catch(() => undefined);
+    const subject = message?.header.get(DEAD_ROW_HEADERS.subject) ?? '';
+    if (!message || !subject.includes(session)) continue;
+    found.push({ subject, reason: message.header.get(DEAD_ROW_HEADERS.reason) ?? '', payload: message.string() });
+  }
+  return found;
+}
+
+test.before(async () => {
+  nc = await connectBus('storage-poison test');
+  js = jetstream(nc);
+  jsm = await jetstreamManager(nc);
+  await startStorage();
+  clickhouse = connectClickHouse(database);
+  await clickhouse.command({ query: 'ALTER TABLE speech_segments MODIFY COLUMN text FixedString(8)' });
+});
+
+test.after(async () => {
+  await storage?.stop();
+  await clickhouse?.command({ query: `DROP DATABASE IF EXISTS ${database}` }).catch(() => {});
+  await clickhouse?.close();
+  await nc?.drain();
+});
+
+test('poison rows are set aside with why; every good row lands once; the writer carries on', async () => {
+  const session = newSessionId();
+  const rows = new RowPublisher(js, quiet);
+  for (let second = 0; second < 5; second++) rows.publish(session, 'audio', [audio(session, second)], second);
+  rows.publish(session, 'audio', [{ ...audio(session, 99), second: 'x' }], 'wrong-type');
+  rows.publish(session, 'speech', [speech(session, 1, 'bad \ud800')], 'surrogate');
+  await js.publish(subjects.row(session, 'audio'), 'not json {');
+  await js.publish(`emo.rows.${session}.bogus`, JSON.stringify([audio(session, 98)]));
+  // Both pass the contract; ClickHouse refuses the long one (FixedString(8)): the batch is split.
+  rows.publish(session, 'speech', [speech(session, 2, 'short'), speech(session, 3, 'far too long for the column')], 'mixed');
+
+  await waitUntil('good rows', async () =>
+    (await count(sql`SELECT count() AS n FROM audio_seconds FINAL WHERE session = ${session}`)) === 5 &&
+    (await count(sql`SELECT count() AS n FROM speech_segments FINAL WHERE session = ${session}`)) === 1, 20_000);
+  await waitUntil('dead rows', async () => (await deadRows(session)).length === 5, 10_000);
+  const dead = await deadRows(session);
+  const reasons = dead.map((row) => row.reason).join(' | ');
+  assert.match(reasons, /not a audio row: \/second/);
+  assert.match(reasons, /lone surrogate/);
+  assert.match(reasons, /not JSON/);
+  assert.match(reasons, /not a known kind of row/);
+  assert.match(reasons, /ClickHouse refused it: Code: 131/);
+  assert.ok(dead.some((row) => row.payload === 'not json {'), 'the unreadable message is kept byte for byte');
+  assert.ok(dead.some((row) => row.payload.includes('far too long for the column')));
+
+  // Later rows still land.
+  rows.publish(session, 'audio', [audio(session, 5), audio(session, 6)], 'later');
+  await waitUntil('later rows', async () => (await count(sql`SELECT count() AS n FROM audio_seconds FINAL WHERE session = ${session}`)) === 7, 20_000);
+  const seconds = await queryRows<{ second: number }>(clickhouse, sql`SELECT second FROM audio_seconds FINAL WHERE session = ${session} ORDER BY second`);
+  assert.equal(seconds.map((row) => Number(row.second)), [0, 1, 2, 3, 4, 5, 6]);
+});
+
+test('a full ROWS stream refuses new rows, publishers are told and retry, nothing waiting is lost', async () => {
+  await stopStorage();
+  // A small stream, with no writer draining it.
+  await jsm.streams.delete(streams.rows);
+  await ensureRowsStream(jsm, 64 * 1024);
+  const session = newSessionId();
+  const rows = new RowPublisher(js, quiet);
+  const total = 600; // about 100 KB of messages: more than the stream holds
+  for (let second = 0; second < total; second++) {
+    // One at a time until the stream refuses, then the rest handed to the publisher's retries.
+    if (rows.refused) rows.publish(session, 'audio', [audio(session, second)], second);
+    else await rows.publishDurably(session, 'audio', [audio(session, second)], second).catch(() => rows.publish(session, 'audio', [audio(session, second)], second));
+  }
+  await waitUntil('refusals', async () => rows.refused > 0, 20_000);
+  const full = await jsm.streams.info(streams.rows);
+  assert.ok(full.state.messages < total, 'the stream holds less than was published');
+
+  // A writer drains the stream; the refused rows are retried and land too. NATS 2.9.10 counts a
+  // message's bytes with its storage overhead when it enforces max_bytes, so at the very edge
+  // it removes a few of the oldest messages even under discard:new (first_seq moves); every
+  // row it did not remove itself must land.
+  const removedByServer = full.state.first_seq - 1;
+  assert.ok(removedByServer < total / 20, `${removedByServer} removed by the server`);
+  await startStorage();
+  await waitUntil('every row', async () =>
+    (await count(sql`SELECT count() AS n FROM audio_seconds FINAL WHERE session = ${session}`)) === total - removedByServer, 60_000);
+  assert.is(rows.dropped, 0);
+
+  // Leave a stream of the usual size for the files after this one.
+  await stopStorage();
+  await jsm.streams.delete(streams.rows);
+  await ensureRowsStream(jsm, config.rowsStreamMaxBytes);
+  await startStorage();
+});
+
+test.run();
