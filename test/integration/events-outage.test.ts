@@ -20,7 +20,7 @@ let services: Services;
 
 test.before(async () => {
   clickhouseOptions = { dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() };
-  nats = await startNats({ dir: join(dir, 'nats'), port: await freePort(), maxFileStore: '256MB' });
+  nats = await startNats({ dir: join(dir, 'nats'), port: await freePort(), maxFileStore: '512MB' });
   clickhouse = await startClickHouse(clickhouseOptions);
   services = await startServices({
     name: 'events-outage',
