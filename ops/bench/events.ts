@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../../bus/config.ts';
 import { MAX_EVENTS_PER_REQUEST } from '../../bus/contracts/events.ts';
 import { sql } from '../../storage/sql.ts';
-import { startServices } from '../../test/support/services.ts';
+import { startServices } from '../support/services.ts';
 import { freePort } from '../stack/ports.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';

@@ -6,7 +6,7 @@ import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
 import { CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
 import { classifyExpressions } from '../../actors/face/expressions.ts';
 import { detectFaces } from '../../actors/face/yunet.ts';
-import { loadPhoto, type Photo } from '../../test/unit/face-photos.ts';
+import { loadPhoto, type Photo } from '../support/face-photos.ts';
 import { cpuSecondsOf, elapsedMs, fixed, mean, percentile, printTable } from './lib/stats.ts';
 
 const FRAMES = 150;

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../../bus/config.ts';
-import { startServices, type Services } from '../../test/support/services.ts';
+import { startServices, type Services } from '../support/services.ts';
 import { freePort } from '../stack/ports.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';

@@ -14,7 +14,7 @@ import { config } from '../../bus/config.ts';
 import { EMOTION_KEYS, type FaceSecond } from '../../bus/contracts/rows.ts';
 import { subjects } from '../../bus/subjects.ts';
 import { WsClient } from '../../gateway/ws/client.ts';
-import { startServices } from '../../test/support/services.ts';
+import { startServices } from '../support/services.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';
 import { freePort, portOpen } from '../stack/ports.ts';

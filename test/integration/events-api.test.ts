@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../ops/stack/ports.ts';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 
 let services: Services;
 let session: string;

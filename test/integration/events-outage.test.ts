@@ -10,7 +10,7 @@ import { startClickHouse } from '../../ops/stack/clickhouse.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import type { Service } from '../../ops/stack/process.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 
 const dir = join(config.varDir, 'test', `events-outage-${process.pid}`);
 let nats: Service & { url: string };

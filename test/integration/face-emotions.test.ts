@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { config } from '../../bus/config.ts';
 import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 import type { RtmpServer } from '../support/streams/rtmp-server.ts';
 import {
   clipsDir,

@@ -3,7 +3,7 @@
 // safety margin, so every create must be refused before it touches the session store.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 
 let services: Services;
 

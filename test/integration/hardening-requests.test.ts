@@ -3,7 +3,7 @@
 // host could not finish in time, and a client retrying a create.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 
 // Nothing listens there: sessions stay active (reconnecting) without any analysis work.
 const STREAM = 'rtmp://127.0.0.1:9/live/x';

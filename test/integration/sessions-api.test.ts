@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { WORKER_STATES } from '../../bus/contracts/session.ts';
-import { startServices, type Reply, type Services } from '../support/services.ts';
+import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 
 const JWT_SECRET = randomBytes(32).toString('hex');
 const JWT_PRODUCT = 'contract-tests';

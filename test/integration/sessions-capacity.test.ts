@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 
 const STREAM = 'rtmp://127.0.0.1:9/live/x';
 let services: Services;

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { SignJWT } from 'jose';
-import { startServices, type Reply, type Services } from '../support/services.ts';
+import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 
 const JWT_SECRET = randomBytes(32).toString('hex');
 const STREAM = 'rtmp://127.0.0.1:9/live/x';

@@ -9,7 +9,7 @@ import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { indexRow } from '../../bus/session-view.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -3,7 +3,7 @@
 // the network it runs in.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 
 let services: Services;
 

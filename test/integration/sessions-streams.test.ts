@@ -11,7 +11,7 @@ import { subjects } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtspServer, type RtspServer } from '../support/streams/rtsp-server.ts';

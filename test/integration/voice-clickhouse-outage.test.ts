@@ -12,7 +12,7 @@ import type { Service } from '../../ops/stack/process.ts';
 import { sql } from '../../storage/sql.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 import type { RtmpServer } from '../support/streams/rtmp-server.ts';
 import {
   clipsDir,

@@ -12,7 +12,7 @@ import { makeClip } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 
 const TONE_HZ = 220;
 let services: Services;

@@ -16,7 +16,7 @@ import { attachWebSocket } from '../../gateway/ws/server.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import type { WsLimits } from '../../gateway/ws/limits.ts';
 import { connect as connectTcp } from 'node:net';
-import { startServices, type Services } from '../support/services.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
 
 let services: Services;
 let wsUrl: string;

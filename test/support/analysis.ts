@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { config } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import type { Services } from './services.ts';
+import type { Services } from '../../ops/support/services.ts';
 import { publish, waitForStream, type Publisher } from './streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from './streams/rtmp-server.ts';
 

@@ -8,7 +8,7 @@ import { loadModel, ort } from '../../actors/models/onnx.ts';
 import { CROP_SIDE } from '../../actors/face/crop.ts';
 import { convertFaceExpressionModel } from '../../ops/assets/faceapi-to-onnx.ts';
 import { extractFile, packTarball } from '../../ops/assets/npm-pack.ts';
-import { EXPRESSION_PHOTOS, expressionPhotoCrops } from './face-photos.ts';
+import { EXPRESSION_PHOTOS, expressionPhotoCrops } from '../../ops/support/face-photos.ts';
 
 const cacheDir = resolve(config.varDir, 'assets-cache');
 let work = '';

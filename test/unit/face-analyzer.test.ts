@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
 import { EMOTION_OF_CLASS } from '../../actors/face/emotions.ts';
-import { EXPRESSION_PHOTOS, loadPhoto } from './face-photos.ts';
+import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
 
 const SESSION = '65f0c0ffee0123456789abcd';
 

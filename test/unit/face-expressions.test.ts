@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { CROP_SIDE, CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
 import { EXPRESSION_CLASSES } from '../../actors/face/emotions.ts';
 import { CLASS_COUNT, classifyExpressions, expressionCalls } from '../../actors/face/expressions.ts';
-import { EXPRESSION_PHOTOS, expressionPhotoCrops } from './face-photos.ts';
+import { EXPRESSION_PHOTOS, expressionPhotoCrops } from '../../ops/support/face-photos.ts';
 
 
 test('each expression photo gets its own label as top class, in one batched call', async () => {

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeYunet, detectFaces, detectionCalls, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
-import { EXPRESSION_PHOTOS, loadPhoto } from './face-photos.ts';
+import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
 
 test('finds the six faces of the group photo', async () => {
   const photo = loadPhoto('faces');

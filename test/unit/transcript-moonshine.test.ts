@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
-import { jfkPcm, pcmToFloat } from './voice-media.ts';
+import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const JFK = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 

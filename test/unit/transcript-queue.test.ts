@@ -4,7 +4,7 @@ import type { SpeechSegment } from '../../bus/contracts/rows.ts';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
 import { TranscriptQueue } from '../../actors/transcript/queue.ts';
-import { jfkPcm, pcmToFloat } from './voice-media.ts';
+import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const SESSION = '0123456789abcdef01234567';
 

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ThreadedSpeechToText } from '../../actors/transcript/threaded.ts';
-import { jfkPcm, pcmToFloat } from './voice-media.ts';
+import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 test('the speech thread transcribes off the main thread, and the event loop keeps turning', async () => {
   const stt = await ThreadedSpeechToText.start();

@@ -4,7 +4,7 @@ import type { AudioSecond } from '../../bus/contracts/rows.ts';
 import { VoiceAnalyzer, type SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { levelDbfs, SILENCE_DBFS } from '../../actors/voice/level.ts';
 import { S16Decoder } from '../../actors/voice/pcm.ts';
-import { jfkPcm } from './voice-media.ts';
+import { jfkPcm } from '../../ops/support/voice-media.ts';
 
 const SESSION = '0123456789abcdef01234567';
 

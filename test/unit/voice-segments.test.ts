@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { VoiceAnalyzer, type SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { SpeechSegmenter } from '../../actors/voice/segmenter.ts';
-import { jfkPcm, pcmToFloat } from './voice-media.ts';
+import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const RATE = 16000;
 const WINDOW = 0.02 * RATE;

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { jfkPcm, pcmToFloat, wavPcm } from '../../../test/unit/voice-media.ts';
+import { jfkPcm, pcmToFloat, wavPcm } from '../../support/voice-media.ts';
 
 const run = promisify(execFile);
 

@@ -1,14 +1,14 @@
-// The service under test, as real processes: actor hosts and a gateway, started against the
-// NATS and ClickHouse that the test runner started (NATS_URL, CLICKHOUSE_URL in the
-// environment). Each test file gets its own users, so files never see each other's sessions.
+// The whole service as real processes (a storage service, actor hosts and a gateway), started
+// against the NATS and ClickHouse already running (NATS_URL, CLICKHOUSE_URL in the environment).
+// Used by the tests, the benchmarks and the fuzzing alike. Each caller gets its own users.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { config } from '../../bus/config.ts';
 import { waitForHealth } from '../../bus/health.ts';
-import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
-import { freePort } from '../../ops/stack/ports.ts';
+import { startService, waitUntil, type Service } from '../stack/process.ts';
+import { freePort } from '../stack/ports.ts';
 
 export interface TestUser {
   user: string;
