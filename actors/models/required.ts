@@ -2,8 +2,8 @@
 // how to get them, rather than failing later inside onnxruntime.
 import { join } from 'node:path';
 import { config } from '../../bus/config.ts';
-import { sha256IfPresent } from '../../ops/assets/hash.ts';
-import { MODEL_ASSETS } from '../../ops/assets/manifest.ts';
+import { sha256IfPresent } from './hash.ts';
+import { MODEL_ASSETS } from './manifest.ts';
 
 const verified = new Set<string>();
 
@@ -13,7 +13,7 @@ export async function assertModels(files: string[]): Promise<void> {
     const path = join(config.modelsDir, file);
     if (verified.has(path)) continue;
     const entry = MODEL_ASSETS.find((asset) => asset.file === file);
-    if (!entry) throw new Error(`model ${file} is not declared in ops/assets/manifest.ts`);
+    if (!entry) throw new Error(`model ${file} is not declared in actors/models/manifest.ts`);
     const digest = await sha256IfPresent(path);
     if (digest === undefined || !entry.sha256.includes(digest)) {
       const problem = digest === undefined ? 'is missing' : `has sha256 ${digest}, which is not an accepted digest`;

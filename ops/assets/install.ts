@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { sha256File, sha256IfPresent } from './hash.ts';
-import type { AssetEntry, AssetFolder } from './manifest.ts';
+import { sha256File, sha256IfPresent } from '../../actors/models/hash.ts';
+import type { AssetEntry, AssetFolder } from '../../actors/models/manifest.ts';
 import { attemptsFor, MirrorIndex, type SourceContext } from './sources.ts';
 
 export interface InstallOptions {

@@ -4,7 +4,8 @@
 import { resolve } from 'node:path';
 import { config } from '../../bus/config.ts';
 import { ensureAssets } from './install.ts';
-import { MEDIA_ASSETS, MODEL_ASSETS } from './manifest.ts';
+import { MODEL_ASSETS } from '../../actors/models/manifest.ts';
+import { MEDIA_ASSETS } from './media.ts';
 
 const args = process.argv.slice(2);
 const unknown = args.filter((arg) => arg !== '--media');

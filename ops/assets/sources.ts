@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
-import type { AssetEntry, AssetSource } from './manifest.ts';
+import type { AssetEntry, AssetSource } from '../../actors/models/manifest.ts';
 import { extractFile, packTarball } from './npm-pack.ts';
 import { RECIPES } from './recipes.ts';
 

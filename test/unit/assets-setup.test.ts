@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AssetError, ensureAssets, type InstallOptions } from '../../ops/assets/install.ts';
-import type { AssetEntry } from '../../ops/assets/manifest.ts';
+import type { AssetEntry } from '../../actors/models/manifest.ts';
 
 const good = Buffer.from('a small model file, for the installer to copy and verify\n');
 const corrupt = Buffer.from(good);
