@@ -28,6 +28,10 @@ export function parse<T extends TSchema>(
   location: Location,
   options: { convert?: boolean } = {},
 ): Static<T> {
+  if (depthOver(input, MAX_DEPTH)) {
+    const message = `is nested more than ${MAX_DEPTH} levels deep`;
+    throw badRequest(location === 'body' ? 'invalid_body' : 'invalid_query', `${location}: ${message}`, [{ field: location, message }]);
+  }
   let value = Value.Default(schema, structuredClone(input ?? {}));
   if (options.convert) value = numbersFromText(schema, value);
   const check = checker(schema);
@@ -42,6 +46,21 @@ export function parse<T extends TSchema>(
 
 /** Like parse, for messages between processes: a failure is the sender's bug, reported as 400. */
 export const accept = <T extends TSchema>(schema: T, input: unknown): Static<T> => parse(schema, input, 'body');
+
+// Far deeper than any contract; cloning and checking recurse, so deeper input would overflow the stack.
+const MAX_DEPTH = 32;
+
+/** Whether `value` nests deeper than `limit`, found without recursion. */
+function depthOver(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [next, depth] = stack.pop()!;
+    if (typeof next !== 'object' || next === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(next)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 

@@ -99,4 +99,17 @@ test('the input is never changed, even when defaults are filled', () => {
   assert.equal(bad, { name: 'a', streamUri: STREAM, extra: 1 });
 });
 
+test('input nested deeper than any contract is a 400, not a stack overflow', () => {
+  let deep: unknown = 1;
+  for (let i = 0; i < 5000; i++) deep = { name: deep };
+  try {
+    parse(UpdateSessionBody, deep, 'body');
+    assert.unreachable('deep input was accepted');
+  } catch (error) {
+    assert.instance(error, ServiceError);
+    assert.is((error as ServiceError).status, 400);
+    assert.equal((error as ServiceError).details, [{ field: 'body', message: 'is nested more than 32 levels deep' }]);
+  }
+});
+
 test.run();
