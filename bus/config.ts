@@ -56,6 +56,10 @@ export const config = {
   authTokensFile: optionalText('AUTH_TOKENS_FILE'),
   authJwtSecret: optionalText('AUTH_JWT_SECRET'),
   requestTimeoutMs: number('BUS_REQUEST_TIMEOUT_MS', 5000, 1),
+  // REST budgets, per gateway process: requests per user per window; failed authentications per client address per minute.
+  rateLimitRequests: number('RATE_LIMIT_REQUESTS', 1000, 1),
+  rateLimitWindowSeconds: number('RATE_LIMIT_WINDOW_SECONDS', 10, 1),
+  authFailuresPerMinute: number('AUTH_FAILURES_PER_MINUTE', 60, 1),
   wsConnectionsPerUser: number('WS_CONNECTIONS_PER_USER', 20, 1),
   wsUnauthenticatedPerAddress: number('WS_UNAUTHENTICATED_PER_ADDRESS', 10, 1),
   wsIdleSeconds: number('WS_IDLE_SECONDS', 65, 1),

@@ -2,7 +2,7 @@
 import Koa from 'koa';
 import type { Logger } from '../bus/log.ts';
 import type { Authenticator } from './auth/authenticator.ts';
-import { auth } from './middleware/auth.ts';
+import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -11,12 +11,20 @@ import { eventRoutes } from './routes/events.ts';
 import { resultRoutes } from './routes/results.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 
-export function createApp(options: { send: Send; authenticator: Authenticator; log: Logger; bodyLimitBytes: number }): Koa {
+export interface AppOptions {
+  send: Send;
+  authenticator: Authenticator;
+  limits: RequestLimits;
+  log: Logger;
+  bodyLimitBytes: number;
+}
+
+export function createApp(options: AppOptions): Koa {
   const app = new Koa();
   app.silent = true;
   app.use(requestLog(options.log));
   app.use(errors);
-  app.use(auth(options.authenticator));
+  app.use(auth(options.authenticator, options.limits));
   app.use(jsonBody(options.bodyLimitBytes));
   for (const router of [sessionRoutes(options.send), resultRoutes(options.send), eventRoutes(options.send)]) {
     app.use(router.routes());

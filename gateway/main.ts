@@ -1,23 +1,33 @@
 // Entry point of a gateway process.
-import { createServer } from 'node:http';
 import { config } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import { log } from '../bus/log.ts';
+import { logUnhandled, stopOnSignal } from '../bus/process-lifecycle.ts';
 import { createApp } from './app.ts';
 import { Authenticator } from './auth/authenticator.ts';
+import { createHttpServer } from './http-server.ts';
+import { RateLimit } from './rate-limit.ts';
 import { busSender } from './routes/bus-call.ts';
 import { attachWebSocket } from './ws/server.ts';
 
+logUnhandled(log, 'gateway');
 const authenticator = new Authenticator({ tokensFile: config.authTokensFile, jwtSecret: config.authJwtSecret });
 const nc = await connectBus(`gateway ${config.hostId}`);
-const app = createApp({ send: busSender(nc), authenticator, log: log.child({ component: 'gateway' }), bodyLimitBytes: config.bodyLimitBytes });
-const server = createServer(app.callback());
-server.keepAliveTimeout = 65_000;
+const authFailures = new RateLimit(config.authFailuresPerMinute, 60);
+const app = createApp({
+  send: busSender(nc),
+  authenticator,
+  limits: { perUser: new RateLimit(config.rateLimitRequests, config.rateLimitWindowSeconds), authFailuresPerAddress: authFailures },
+  log: log.child({ component: 'gateway' }),
+  bodyLimitBytes: config.bodyLimitBytes,
+});
+const server = createHttpServer(app, log.child({ component: 'http' }));
 const webSocket = attachWebSocket(server, {
   nc,
   authenticator,
   send: busSender(nc),
   log: log.child({ component: 'ws' }),
+  authFailures,
   limits: {
     connectionsPerUser: config.wsConnectionsPerUser,
     unauthenticatedPerAddress: config.wsUnauthenticatedPerAddress,
@@ -28,11 +38,10 @@ const webSocket = attachWebSocket(server, {
 });
 server.listen(config.port, config.host, () => log.info({ url: `http://${config.host}:${config.port}` }, 'gateway listening'));
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void webSocket.close();
-    server.close();
-    server.closeAllConnections();
-    void nc.drain().finally(() => process.exit(0));
-  });
-}
+stopOnSignal(log, 'gateway', async () => {
+  const closing = webSocket.close();
+  server.close();
+  server.closeAllConnections();
+  await closing;
+  await nc.drain();
+});

@@ -1,6 +1,6 @@
 // A small client of the WebSocket API, for tools, benchmarks and tests: requests are matched
 // to their replies by id; pushed data is handed to `onEvent` and kept for `nextEvent`.
-import WebSocket from 'ws';
+import WebSocket, { type ClientOptions } from 'ws';
 import { PATHS, type Reply } from './protocol.ts';
 
 export type PushedEvent = [subscription: string, ts: number, type: string, payload: any];
@@ -19,10 +19,10 @@ export class WsClient {
     socket.on('message', (data) => this.receive(data.toString()));
   }
 
-  /** Opens a socket to `url` (ws://host:port/ws/v1). */
-  static open(url: string): Promise<WsClient> {
+  /** Opens a socket to `url` (ws://host:port/ws/v1); `options` as ws takes them (e.g. a localAddress). */
+  static open(url: string, options: ClientOptions = {}): Promise<WsClient> {
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url);
+      const socket = new WebSocket(url, options);
       socket.once('open', () => resolve(new WsClient(socket)));
       socket.once('error', reject);
     });

@@ -7,6 +7,7 @@ import { newId } from '../../bus/ids.ts';
 import type { Logger } from '../../bus/log.ts';
 import { parse } from '../../bus/validate.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { RateLimit } from '../rate-limit.ts';
 import type { Send } from '../routes/bus-call.ts';
 import type { Feeds } from './feeds.ts';
 import { MessageRate, WS_PROTOCOL, type ConnectionCounts, type WsLimits } from './limits.ts';
@@ -29,6 +30,9 @@ export interface ConnectionDeps {
   users: ConnectionCounts;
   limits: WsLimits;
   log: Logger;
+  /** The client's address, and the budget of failed authentications per address the REST API spends too. */
+  address: string;
+  authFailures: RateLimit;
   /** Frees the socket's place among its address's unauthenticated ones: once, when it authenticates or goes. */
   releaseAnonymous(): void;
 }
@@ -40,7 +44,8 @@ export const CLOSE = {
   goingAway: 1001,
   unauthorized: 4401,
   idle: 4408,
-  tooManyConnections: 4429,
+  /** Too many connections for the user, or failed authentications for the address. */
+  tooManyRequests: 4429,
 } as const;
 
 export class Connection {
@@ -93,7 +98,18 @@ export class Connection {
   }
 
   private async authenticate(message: unknown): Promise<boolean> {
-    const refuse = (text: string) => {
+    const { authFailures, address } = this.deps;
+    const tooMany = (resetSeconds: number) => {
+      this.reply(errorReply(asObject(message), 429, 'rate_limited', `too many failed authentications from this address; retry in ${Math.max(1, resetSeconds)} s`));
+      this.close(CLOSE.tooManyRequests, 'too many failed authentications');
+      return false;
+    };
+    // As on REST, an address past its failures is refused before its token is looked at.
+    const failures = await authFailures.peek(address);
+    if (!failures.allowed) return tooMany(failures.resetSeconds);
+    const refuse = async (text: string) => {
+      const failed = await authFailures.take(address);
+      if (!failed.allowed) return tooMany(failed.resetSeconds);
       this.reply(errorReply(asObject(message), 401, 'unauthorized', text));
       this.close(CLOSE.unauthorized, 'unauthorized');
       return false;
@@ -111,7 +127,7 @@ export class Connection {
     if (this.closed) return false;
     if (!this.deps.users.acquire(caller.user)) {
       this.reply(errorReply(request, 429, 'too_many_connections', `at most ${this.deps.limits.connectionsPerUser} connections per user`));
-      this.close(CLOSE.tooManyConnections, 'too many connections');
+      this.close(CLOSE.tooManyRequests, 'too many connections');
       return false;
     }
     this.caller = caller;

@@ -7,6 +7,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { WebSocketServer } from 'ws';
 import type { Logger } from '../../bus/log.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { RateLimit } from '../rate-limit.ts';
 import type { Send } from '../routes/bus-call.ts';
 import { CLOSE, Connection } from './connection.ts';
 import { Feeds } from './feeds.ts';
@@ -20,6 +21,8 @@ export interface WebSocketDeps {
   send: Send;
   log: Logger;
   limits: WsLimits;
+  /** Failed authentications per client address, shared with the REST API. */
+  authFailures: RateLimit;
 }
 
 export function attachWebSocket(server: Server, deps: WebSocketDeps): { close(): Promise<void> } {
@@ -49,7 +52,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
     // A handshake that never completes (the client went) must give its place back too.
     socket.once('close', releaseAnonymous);
     wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new Connection(ws, { authenticator: deps.authenticator, send: deps.send, feeds, users, limits, log, releaseAnonymous });
+      const connection = new Connection(ws, { authenticator: deps.authenticator, send: deps.send, feeds, users, limits, log, address, authFailures: deps.authFailures, releaseAnonymous });
       connections.add(connection);
       ws.once('close', () => connections.delete(connection));
     });

@@ -31,6 +31,7 @@ async function serve(port: number, tokensFile: string, connectionsPerUser: numbe
   const { Authenticator } = await import('../../gateway/auth/authenticator.ts');
   const { busSender } = await import('../../gateway/routes/bus-call.ts');
   const { attachWebSocket } = await import('../../gateway/ws/server.ts');
+  const { RateLimit } = await import('../../gateway/rate-limit.ts');
   const nc = await connectBus('ws-fanout bench server');
   const server = createServer((_, response) => response.writeHead(404).end());
   attachWebSocket(server, {
@@ -38,6 +39,7 @@ async function serve(port: number, tokensFile: string, connectionsPerUser: numbe
     authenticator: new Authenticator({ tokensFile }),
     send: busSender(nc),
     log: log.child({ component: 'ws' }),
+    authFailures: new RateLimit(60, 60),
     limits: { connectionsPerUser, subscriptionsPerConnection: 50, unauthenticatedPerAddress: connectionsPerUser, messagesPerMinute: 600, idleMs: 65_000 },
   });
   server.listen(port, '127.0.0.1');

@@ -10,6 +10,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { config } from '../../bus/config.ts';
 import { log } from '../../bus/log.ts';
 import { Authenticator } from '../../gateway/auth/authenticator.ts';
+import { RateLimit } from '../../gateway/rate-limit.ts';
 import { busSender } from '../../gateway/routes/bus-call.ts';
 import { WsClient } from '../../gateway/ws/client.ts';
 import { attachWebSocket } from '../../gateway/ws/server.ts';
@@ -246,6 +247,7 @@ test('silence closes the socket; requests keep it open (short idle limit, in-pro
     authenticator: new Authenticator({ tokensFile: tokens }),
     send: busSender(nc),
     log: log.child({ component: 'ws-test' }),
+    authFailures: new RateLimit(60, 60),
     limits: { ...LIMITS, idleMs: 600 },
   });
   const port = await freePort();

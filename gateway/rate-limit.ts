@@ -1,0 +1,62 @@
+// A fixed-window request budget per key (a user, a client address), kept in this gateway's
+// memory: each gateway process counts on its own.
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+
+/** Where a key stands in its window, as the RateLimit-* headers tell it. */
+export interface Budget {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window starts again. */
+  resetSeconds: number;
+  windowSeconds: number;
+}
+
+export class RateLimit {
+  private readonly limiter: RateLimiterMemory;
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowSeconds: number,
+  ) {
+    this.limiter = new RateLimiterMemory({ points: limit, duration: windowSeconds });
+  }
+
+  /** Spends one request of the key's budget; refused (and still counted) past the limit. */
+  async take(key: string): Promise<Budget> {
+    try {
+      return this.budget(await this.limiter.consume(key), true);
+    } catch (refusal) {
+      if (refusal instanceof RateLimiterRes) return this.budget(refusal, false);
+      throw refusal;
+    }
+  }
+
+  /** The key's budget without spending any: refused when nothing is left. */
+  async peek(key: string): Promise<Budget> {
+    const state = await this.limiter.get(key);
+    if (!state) return { allowed: true, limit: this.limit, remaining: this.limit, resetSeconds: 0, windowSeconds: this.windowSeconds };
+    return this.budget(state, state.remainingPoints > 0);
+  }
+
+  private budget(state: RateLimiterRes, allowed: boolean): Budget {
+    return {
+      allowed,
+      limit: this.limit,
+      remaining: state.remainingPoints,
+      resetSeconds: Math.ceil(state.msBeforeNext / 1000),
+      windowSeconds: this.windowSeconds,
+    };
+  }
+}
+
+/** The RateLimit-* headers of an answer (and Retry-After on a refusal). */
+export function budgetHeaders(budget: Budget): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(budget.limit),
+    'RateLimit-Remaining': String(budget.remaining),
+    'RateLimit-Reset': String(budget.resetSeconds),
+    'RateLimit-Policy': `${budget.limit};w=${budget.windowSeconds}`,
+    ...(budget.allowed ? {} : { 'Retry-After': String(Math.max(1, budget.resetSeconds)) }),
+  };
+}
