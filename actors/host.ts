@@ -1,6 +1,5 @@
 // An actor host: runs the session actors it owns, answers the API requests that change
 // sessions, and takes over sessions whose host died. Stored results are the storage service's.
-import { lookup } from 'node:dns/promises';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { config } from '../bus/config.ts';
@@ -11,10 +10,13 @@ import { badRequest, overloaded } from '../bus/errors.ts';
 import { log as rootLog, type Logger } from '../bus/log.ts';
 import { serve, type CallContext, type RequestOf } from '../bus/rpc.ts';
 import { presentSession, publicRecord } from '../bus/session-view.ts';
-import { isPrivateAddress, parseStreamUri } from '../bus/stream-uri.ts';
+import { parseStreamUri } from '../bus/stream-uri.ts';
 import { queues } from '../bus/subjects.ts';
 import { serveEvents } from './api/events.ts';
 import { serveSessions } from './api/sessions.ts';
+import { parseAllowance } from './egress/allowance.ts';
+import { assertGuardLibrary } from './egress/guard-library.ts';
+import { EgressPolicy } from './egress/policy.ts';
 import { MODEL_FILES } from './models/files.ts';
 import { assertModels } from './models/required.ts';
 import { RowPublisher } from './rows.ts';
@@ -42,12 +44,15 @@ export class ActorHost {
     private readonly rows: RowPublisher,
     private readonly speechToText: ThreadedSpeechToText,
     private readonly admission: AdmissionDeps,
+    private readonly egress: EgressPolicy,
     private readonly log: Logger,
   ) {}
 
   static async start(hostId: string = config.hostId): Promise<ActorHost> {
     const log = rootLog.child({ component: 'host' });
     await assertModels(Object.values(MODEL_FILES));
+    await assertGuardLibrary(config.egressGuardLibrary);
+    const egress = new EgressPolicy(parseAllowance(config.allowPrivateStreamHosts), config.egressGuardLibrary);
     const speechToText = await ThreadedSpeechToText.start();
     const nc = await connectBus(`actor-host ${hostId}`);
     const js = jetstream(nc);
@@ -60,7 +65,7 @@ export class ActorHost {
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
     };
-    const host = new ActorHost(hostId, nc, store, rows, speechToText, admission, log);
+    const host = new ActorHost(hostId, nc, store, rows, speechToText, admission, egress, log);
     await host.run();
     return host;
   }
@@ -92,7 +97,8 @@ export class ActorHost {
 
   private async create(request: RequestOf<'sessions.create'>, { deadline }: CallContext): Promise<Session> {
     const stream = parseStreamUri(request.body.streamUri);
-    if (!config.allowPrivateStreamHosts) await refusePrivateHost(stream.hostname);
+    const refusal = await this.egress.refusal(stream.hostname, stream.port);
+    if (refusal) throw badRequest('invalid_body', `body.streamUri: ${refusal}`, [{ field: 'body.streamUri', message: refusal }]);
     if (this.actors.size >= config.hostCapacity) throw overloaded();
     const { record, created } = await admitSession(this.admission, request, deadline);
     if (created) this.startActor(record);
@@ -106,6 +112,7 @@ export class ActorHost {
       store: this.store,
       rows: this.rows,
       speechToText: this.speechToText,
+      egress: this.egress,
       log: this.log,
       onGone: (id) => {
         this.actors.delete(id);
@@ -149,19 +156,5 @@ export class ActorHost {
     this.store.records.close();
     await this.nc.drain();
     await this.speechToText.close();
-  }
-}
-
-async function refusePrivateHost(hostname: string): Promise<void> {
-  const refuse = (why: string) =>
-    badRequest('invalid_body', `body.streamUri: ${why}`, [{ field: 'body.streamUri', message: why }]);
-  let addresses: { address: string }[];
-  try {
-    addresses = await lookup(hostname, { all: true });
-  } catch {
-    throw refuse(`host ${hostname} cannot be resolved`);
-  }
-  if (addresses.some(({ address }) => isPrivateAddress(address))) {
-    throw refuse(`host ${hostname} is a loopback or private address, which this service does not pull from`);
   }
 }

@@ -93,7 +93,10 @@ export const config = {
   heartbeatSeconds: number('HEARTBEAT_SECONDS', 3, 0.1),
   // A session whose heartbeat is older than this is taken over by another host.
   takeoverSeconds: number('TAKEOVER_SECONDS', 10, 0.5),
-  allowPrivateStreamHosts: flag('ALLOW_PRIVATE_STREAM_HOSTS', false),
+  // "false", "true" or a list of host:port, ip:port, cidr[:port] (actors/egress/allowance.ts).
+  allowPrivateStreamHosts: text('ALLOW_PRIVATE_STREAM_HOSTS', 'false'),
+  // Loaded into ffmpeg to hold every connection it makes to the policy above; built by ops/setup.sh.
+  egressGuardLibrary: text('EGRESS_GUARD_LIBRARY', resolve(varDir, 'lib', 'egress-guard.so')),
   analysisFps: number('ANALYSIS_FPS', 4, 0.1),
   ffmpegPath: text('FFMPEG_PATH', 'ffmpeg'),
   // rtmps: verify the server's certificate (against the system's CAs, or this file's).

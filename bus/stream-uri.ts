@@ -1,14 +1,16 @@
 // What a stream URI may be. Checked by the gateway (syntax) and again by the host that
 // starts the stream (address policy), because only the host resolves names.
-import { isIP } from 'node:net';
 import { badRequest } from './errors.ts';
 
 export const STREAM_PROTOCOLS = ['rtmp', 'rtmps', 'rtsp'] as const;
 export type StreamProtocol = (typeof STREAM_PROTOCOLS)[number];
+export const DEFAULT_PORTS: Record<StreamProtocol, number> = { rtmp: 1935, rtmps: 443, rtsp: 554 };
 
 export interface StreamUri {
   protocol: StreamProtocol;
   hostname: string;
+  /** The port the URI names, or the protocol's default. */
+  port: number;
   /** The URI as shown to clients and stored outside the KV: without user name or password. */
   display: string;
 }
@@ -32,23 +34,6 @@ export function parseStreamUri(raw: string): StreamUri {
   const clean = new URL(url.href);
   clean.username = '';
   clean.password = '';
-  return { protocol: protocol as StreamProtocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), display: clean.href };
-}
-
-/** Loopback, private, link-local and unspecified addresses: not for a public service to pull from. */
-export function isPrivateAddress(address: string): boolean {
-  const version = isIP(address);
-  if (version === 4) {
-    const [a, b] = address.split('.').map(Number) as [number, number];
-    return (
-      a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224
-    );
-  }
-  if (version === 6) {
-    const lower = address.toLowerCase();
-    if (lower.startsWith('::ffff:')) return isPrivateAddress(lower.slice(7));
-    return lower === '::' || lower === '::1' || /^f[cd]/.test(lower) || /^fe[89ab]/.test(lower) || /^ff/.test(lower);
-  }
-  return true;
+  const port = url.port === '' ? DEFAULT_PORTS[protocol as StreamProtocol] : Number(url.port);
+  return { protocol: protocol as StreamProtocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, display: clean.href };
 }

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-packages=(nats-server clickhouse-server clickhouse-client ffmpeg)
+packages=(nats-server clickhouse-server clickhouse-client ffmpeg gcc libc6-dev)
 if [[ "${1:-}" == "--test" ]]; then
   # Local stream servers and speech synthesis for the integration tests and benchmarks.
   packages+=(nginx libnginx-mod-rtmp libnginx-mod-stream openssl gir1.2-gst-rtsp-server-1.0 python3-gi
@@ -34,4 +34,14 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   # onnxruntime-node ships its CPU binary; its install script would try to download GPU extras.
   ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm ci --no-audit --no-fund --loglevel=error
   echo "$want" >"$stamp"
+fi
+
+# The egress guard loaded into ffmpeg (actors/egress/guard.c): rebuilt when its source changed.
+guard_source=actors/egress/guard.c
+guard=${EGRESS_GUARD_LIBRARY:-${VAR_DIR:-var}/lib/egress-guard.so}
+if [[ ! -f $guard || $guard_source -nt $guard ]]; then
+  echo "building the egress guard $guard"
+  mkdir -p "$(dirname "$guard")"
+  cc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$guard.tmp" "$guard_source" -ldl
+  mv "$guard.tmp" "$guard"
 fi

@@ -21,6 +21,8 @@ export interface IngestOptions {
   ffmpegPath: string;
   timeoutSeconds: number;
   tls?: { verify: boolean; caFile?: string };
+  /** Added to ffmpeg's environment: the egress guard's library and policy. */
+  env?: Record<string, string>;
 }
 
 export interface IngestInfo {
@@ -136,6 +138,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
     const args = buildIngestArgs({ ...this.options, ...this.outputs });
     const child = spawn(this.options.ffmpegPath, args, {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ...this.options.env },
     });
     this.child = child;
     child.on('error', (error) => {

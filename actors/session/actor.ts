@@ -7,6 +7,7 @@ import { config } from '../../bus/config.ts';
 import type { SessionRecord, StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import { Actor } from '../actor.ts';
+import type { EgressPolicy } from '../egress/policy.ts';
 import type { RowPublisher } from '../rows.ts';
 import { Supervisor, DEFAULT_SUPERVISION, type Child, type SupervisorOptions } from '../supervisor.ts';
 import type { Transcriber } from '../transcript/moonshine.ts';
@@ -27,6 +28,7 @@ export interface SessionActorOptions {
   store: SessionStore;
   rows: RowPublisher;
   speechToText: Transcriber;
+  egress: EgressPolicy;
   log: Logger;
   /** Called once the actor has stopped its worker and holds nothing any more. */
   onGone(id: string): void;
@@ -66,7 +68,7 @@ export class SessionActor extends Actor<Message> {
 
   /** The default child: ingest and analysis of the session's stream. */
   streamWorker(record: SessionRecord): Child {
-    const { rows, speechToText } = this.options;
+    const { rows, speechToText, egress } = this.options;
     // A worker counts what it received itself; the session's count goes on from where the
     // record (written by this host or the one before it) left off, and never goes back.
     const before = this.mediaSeconds;
@@ -76,6 +78,7 @@ export class SessionActor extends Actor<Message> {
       streamUri: record.streamUri,
       rows,
       speechToText,
+      egress,
       log: this.log,
       reports: {
         state: (state) => this.send({ type: 'worker-state', state }),

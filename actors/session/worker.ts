@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { config } from '../../bus/config.ts';
 import type { StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
+import type { EgressPolicy } from '../egress/policy.ts';
 import { FaceAnalyzer } from '../face/analyzer.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
 import type { RowPublisher } from '../rows.ts';
@@ -27,6 +28,8 @@ export interface WorkerOptions {
   streamUri: string;
   rows: RowPublisher;
   speechToText: Transcriber;
+  /** Every connection ffmpeg makes for this stream is held to it. */
+  egress: EgressPolicy;
   log: Logger;
   reports: WorkerReports;
 }
@@ -93,8 +96,9 @@ export class StreamWorker implements Child {
 
   /** One ffmpeg run, from connection to exit, with fresh analysers. */
   private async connectOnce(): Promise<{ reason: string; resolution?: string }> {
-    const { session, createdAt, streamUri, rows, reports } = this.options;
+    const { session, createdAt, streamUri, rows, reports, egress } = this.options;
     const ingest = new Ingest({
+      env: await egress.guardEnvironment(),
       uri: streamUri,
       fps: config.analysisFps,
       ffmpegPath: config.ffmpegPath,

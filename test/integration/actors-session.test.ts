@@ -3,6 +3,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { EgressPolicy } from '../../actors/egress/policy.ts';
 import { RowPublisher } from '../../actors/rows.ts';
 import { SessionActor } from '../../actors/session/actor.ts';
 import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
@@ -62,6 +63,7 @@ function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: strin
     store,
     rows,
     speechToText,
+    egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary),
     log: quiet,
     onGone: gone,
     startWorker,

@@ -1,0 +1,75 @@
+// Where streams may be pulled from. Public addresses always; special-purpose ones (loopback,
+// private, link-local, ...) only as ALLOW_PRIVATE_STREAM_HOSTS allows. Enforced twice: at
+// creation on the URI's host, for a clear 400, and in ffmpeg itself by the egress guard
+// (guard.c, LD_PRELOAD) on every address it connects to, redirects, DNS rebinding, reconnects
+// and takeovers included. The second is the one that holds.
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { SPECIAL_PURPOSE_RANGES, isPrivateAddress } from '../../bus/special-addresses.ts';
+import type { Allowance, AllowedEntry } from './allowance.ts';
+
+export type Resolve = (host: string) => Promise<string[]>;
+
+const resolveAll: Resolve = async (host) => (await lookup(host, { all: true })).map(({ address }) => address);
+
+interface Rule {
+  address: string;
+  prefix: number;
+  /** 0: any port. */
+  port: number;
+}
+
+export class EgressPolicy {
+  constructor(
+    private readonly allowance: Allowance,
+    private readonly guardLibrary: string,
+    private readonly resolve: Resolve = resolveAll,
+  ) {}
+
+  /**
+   * Why a stream on host:port may not be pulled, or undefined if it may. Every address the
+   * name has now must be allowed: a name that also points inside is refused.
+   */
+  async refusal(host: string, port: number): Promise<string | undefined> {
+    let addresses: string[];
+    try {
+      addresses = isIP(host) ? [host] : await this.resolve(host);
+    } catch {
+      return `host ${host} cannot be resolved`;
+    }
+    if (addresses.length === 0) return `host ${host} cannot be resolved`;
+    if (this.allowance.kind === 'all') return undefined;
+    const rules = await this.rules();
+    const refused = addresses.filter((address) => isPrivateAddress(address) && !rules.some((rule) => matches(rule, address, port)));
+    if (refused.length > 0) return `host ${host} is a loopback or private address, which this service does not pull from`;
+    return undefined;
+  }
+
+  /** The environment that loads the guard into ffmpeg with this policy; names are resolved now, for this connection. */
+  async guardEnvironment(): Promise<Record<string, string>> {
+    const refuse = this.allowance.kind === 'all' ? [] : SPECIAL_PURPOSE_RANGES;
+    const allow = (await this.rules()).map(({ address, prefix, port }) => `${address}/${prefix}/${port}`);
+    return { LD_PRELOAD: this.guardLibrary, EMO_EGRESS_REFUSE: refuse.join(','), EMO_EGRESS_ALLOW: allow.join(',') };
+  }
+
+  private async rules(): Promise<Rule[]> {
+    if (this.allowance.kind !== 'list') return [];
+    const rules = await Promise.all(this.allowance.entries.map((entry) => this.entryRules(entry)));
+    return rules.flat();
+  }
+
+  private async entryRules(entry: AllowedEntry): Promise<Rule[]> {
+    const port = entry.port ?? 0;
+    if (entry.prefix !== undefined) return [{ address: entry.host, prefix: entry.prefix, port }];
+    // A name that does not resolve now allows nothing now; it may again later.
+    const addresses = await this.resolve(entry.host).catch(() => []);
+    return addresses.map((address) => ({ address, prefix: isIP(address) === 4 ? 32 : 128, port }));
+  }
+}
+
+function matches(rule: Rule, address: string, port: number): boolean {
+  if (rule.port !== 0 && rule.port !== port) return false;
+  const network = new BlockList();
+  network.addSubnet(rule.address, rule.prefix, isIP(rule.address) === 4 ? 'ipv4' : 'ipv6');
+  return network.check(address, isIP(address) === 4 ? 'ipv4' : 'ipv6');
+}
