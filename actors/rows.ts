@@ -2,12 +2,14 @@
 // them live. Each message has an id made from what it holds (bus/ids.ts), so a retried publish
 // is stored once. A publish that fails (NATS restarting, the stream full and refusing) is
 // retried in the background; rows waiting to be published are bounded so a long outage cannot
-// exhaust memory, and what is refused or shed is counted and logged.
+// exhaust memory, and what is refused or shed is counted and logged. Nothing is published
+// while the stream is near full (rows-room.ts): rows wait here instead.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../bus/log.ts';
 import { rowMessageId } from '../bus/ids.ts';
 import { subjects, type RowKind } from '../bus/subjects.ts';
+import { RowsRoom } from './rows-room.ts';
 
 interface Pending {
   subject: string;
@@ -20,14 +22,17 @@ export class RowPublisher {
   private retrying = false;
   /** Rows shed from the waiting buffer because it was full, since start. */
   dropped = 0;
-  /** Publishes the stream refused because it was full, since start. */
+  /** Publishes held back or refused because the stream was full, since start. */
   refused = 0;
+  private readonly room: RowsRoom;
 
   constructor(
     private readonly js: JetStreamClient,
     private readonly log: Logger,
     private readonly maxPending = 100_000,
-  ) {}
+  ) {
+    this.room = new RowsRoom(js);
+  }
 
   /** `key` tells the rows apart from the session's other rows of this kind (a second, a revision). */
   publish(session: string, kind: RowKind, rows: unknown[], key: string | number): void {
@@ -41,6 +46,10 @@ export class RowPublisher {
   }
 
   private async send(pending: Pending): Promise<void> {
+    if (!(await this.room.admits(pending.payload.length + pending.subject.length))) {
+      this.noteRefused();
+      throw new Error('the row stream is near full: maximum bytes exceeded');
+    }
     try {
       await this.js.publish(pending.subject, pending.payload, { msgID: pending.id, timeout: 5000 });
     } catch (error) {
