@@ -2,12 +2,12 @@
 // sessions, and takes over sessions whose host died. Stored results are the storage service's.
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { config } from '../bus/config.ts';
+import type { Config } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import { serveHealth } from '../bus/health.ts';
 import type { Session, SessionRecord } from '../bus/contracts/session.ts';
 import { badRequest, overloaded } from '../bus/errors.ts';
-import { log as rootLog, type Logger } from '../bus/log.ts';
+import type { Logger } from '../bus/log.ts';
 import { serve, type CallContext, type RequestOf } from '../bus/rpc.ts';
 import { presentSession, publicRecord } from '../bus/session-view.ts';
 import { parseStreamUri } from '../bus/stream-uri.ts';
@@ -17,16 +17,30 @@ import { serveSessions } from './api/sessions.ts';
 import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
+import { loadAnalysisModels } from './models/analysis-models.ts';
 import { MODEL_FILES } from './models/files.ts';
 import { assertModels } from './models/required.ts';
 import { RowPublisher } from './rows.ts';
 import { SessionActor } from './session/actor.ts';
+import type { WorkerResources } from './session/worker.ts';
 import { admitSession, type AdmissionDeps } from './session/admission.ts';
 import { IdempotencyKeys } from './session/idempotency.ts';
 import { isStale, takeOver } from './session/lifecycle.ts';
 import { UserQuotas } from './session/quotas.ts';
 import { SessionStore } from './session/store.ts';
 import { ThreadedSpeechToText } from './transcript/threaded.ts';
+
+/** What a host is made of, built once by start(). */
+interface HostParts {
+  id: string;
+  nc: NatsConnection;
+  store: SessionStore;
+  rows: RowPublisher;
+  admission: AdmissionDeps;
+  resources: WorkerResources & { speechToText: ThreadedSpeechToText };
+  config: Config;
+  log: Logger;
+}
 
 export class ActorHost {
   private readonly actors = new Map<string, SessionActor>();
@@ -37,24 +51,27 @@ export class ActorHost {
   private takeoverTimer?: NodeJS.Timeout;
   private stopping = false;
 
-  private constructor(
-    readonly id: string,
-    private readonly nc: NatsConnection,
-    private readonly store: SessionStore,
-    private readonly rows: RowPublisher,
-    private readonly speechToText: ThreadedSpeechToText,
-    private readonly admission: AdmissionDeps,
-    private readonly egress: EgressPolicy,
-    private readonly log: Logger,
-  ) {}
+  private constructor(private readonly parts: HostParts) {}
 
-  static async start(hostId: string = config.hostId): Promise<ActorHost> {
+  /** Checks the models and the egress guard, loads the models, joins the bus, and starts serving. */
+  static async start(config: Config, rootLog: Logger): Promise<ActorHost> {
     const log = rootLog.child({ component: 'host' });
-    await assertModels(Object.values(MODEL_FILES));
+    const hostId = config.hostId;
+    await assertModels(config.modelsDir, Object.values(MODEL_FILES));
     await assertGuardLibrary(config.egressGuardLibrary);
-    const egress = new EgressPolicy(parseAllowance(config.allowPrivateStreamHosts), config.egressGuardLibrary);
-    const speechToText = await ThreadedSpeechToText.start();
-    const nc = await connectBus(`actor-host ${hostId}`);
+    const resources = {
+      models: await loadAnalysisModels(config.modelsDir),
+      speechToText: await ThreadedSpeechToText.start(config.modelsDir),
+      egress: new EgressPolicy(parseAllowance(config.allowPrivateStreamHosts), config.egressGuardLibrary),
+      pull: {
+        ffmpegPath: config.ffmpegPath,
+        fps: config.analysisFps,
+        unreachableSeconds: config.streamUnreachableSeconds,
+        tls: { verify: config.streamTlsVerify, caFile: config.streamTlsCaFile },
+        transcriptQueueLimit: config.transcriptQueueLimit,
+      },
+    };
+    const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log);
     const js = jetstream(nc);
     const rows = new RowPublisher(js, log);
     const store = await SessionStore.open(nc, js, rows, log);
@@ -65,29 +82,30 @@ export class ActorHost {
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
     };
-    const host = new ActorHost(hostId, nc, store, rows, speechToText, admission, egress, log);
+    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log });
     await host.run();
     return host;
   }
 
   private async run(): Promise<void> {
     this.subscriptions.push(
-      ...serveSessions(this.nc, this.store),
-      ...serveEvents(this.nc, this.store, this.rows, config.sessionMaxSources),
+      ...serveSessions(this.parts.nc, this.parts.store, this.parts.log),
+      ...serveEvents(this.parts.nc, this.parts.store, this.parts.rows, this.parts.config.sessionMaxSources, this.parts.log),
     );
     await this.watchSessions();
-    this.takeoverTimer = setInterval(() => void this.takeOverStale(), config.heartbeatSeconds * 1000);
+    this.takeoverTimer = setInterval(() => void this.takeOverStale(), this.parts.config.heartbeatSeconds * 1000);
     this.updateCapacity();
-    this.subscriptions.push(serveHealth(this.nc, this.id, 'actor-host'));
-    this.log.info({ capacity: config.hostCapacity }, 'actor host ready');
+    this.subscriptions.push(serveHealth(this.parts.nc, this.parts.id, 'actor-host'));
+    this.parts.log.info({ capacity: this.parts.config.hostCapacity }, 'actor host ready');
   }
 
   /** Listens for new sessions only while a slot is free: a full cluster answers 503 at once. */
   private updateCapacity(): void {
-    const free = !this.stopping && this.actors.size < config.hostCapacity;
+    const free = !this.stopping && this.actors.size < this.parts.config.hostCapacity;
     if (free && !this.createSubscription) {
-      this.createSubscription = serve(this.nc, 'sessions.create', (request, context) => this.create(request, context), {
+      this.createSubscription = serve(this.parts.nc, 'sessions.create', (request, context) => this.create(request, context), {
         queue: queues.hosts,
+        log: this.parts.log,
       });
     } else if (!free && this.createSubscription) {
       this.createSubscription.unsubscribe();
@@ -97,10 +115,10 @@ export class ActorHost {
 
   private async create(request: RequestOf<'sessions.create'>, { deadline }: CallContext): Promise<Session> {
     const stream = parseStreamUri(request.body.streamUri);
-    const refusal = await this.egress.refusal(stream.hostname, stream.port);
+    const refusal = await this.parts.resources.egress.refusal(stream.hostname, stream.port);
     if (refusal) throw badRequest('invalid_body', `body.streamUri: ${refusal}`, [{ field: 'body.streamUri', message: refusal }]);
-    if (this.actors.size >= config.hostCapacity) throw overloaded();
-    const { record, created } = await admitSession(this.admission, request, deadline);
+    if (this.actors.size >= this.parts.config.hostCapacity) throw overloaded();
+    const { record, created } = await admitSession(this.parts.admission, request, deadline);
     if (created) this.startActor(record);
     return presentSession(publicRecord(record));
   }
@@ -108,12 +126,12 @@ export class ActorHost {
   private startActor(record: SessionRecord): void {
     const actor = new SessionActor({
       record,
-      hostId: this.id,
-      store: this.store,
-      rows: this.rows,
-      speechToText: this.speechToText,
-      egress: this.egress,
-      log: this.log,
+      hostId: this.parts.id,
+      store: this.parts.store,
+      rows: this.parts.rows,
+      resources: this.parts.resources,
+      heartbeatMs: this.parts.config.heartbeatSeconds * 1000,
+      log: this.parts.log,
       onGone: (id) => {
         this.actors.delete(id);
         this.updateCapacity();
@@ -125,7 +143,7 @@ export class ActorHost {
   }
 
   private async watchSessions(): Promise<void> {
-    await this.store.records.watch((record) => {
+    await this.parts.store.records.watch((record) => {
       if (record.state === 'active') this.active.set(record.id, record);
       else this.active.delete(record.id);
       this.actors.get(record.id)?.send({ type: 'record', record });
@@ -134,11 +152,12 @@ export class ActorHost {
 
   private async takeOverStale(): Promise<void> {
     for (const record of this.active.values()) {
-      if (this.stopping || this.actors.size >= config.hostCapacity) return;
-      if (this.actors.has(record.id) || !isStale(record)) continue;
-      const claimed = await takeOver(this.store, record.id, this.id);
+      if (this.stopping || this.actors.size >= this.parts.config.hostCapacity) return;
+      const takeoverMs = this.parts.config.takeoverSeconds * 1000;
+      if (this.actors.has(record.id) || !isStale(record, takeoverMs)) continue;
+      const claimed = await takeOver(this.parts.store, record.id, this.parts.id, takeoverMs);
       if (!claimed) continue;
-      this.log.info({ session: record.id, previousOwner: record.owner }, 'took over a session whose host stopped');
+      this.parts.log.info({ session: record.id, previousOwner: record.owner }, 'took over a session whose host stopped');
       this.startActor(claimed);
     }
   }
@@ -153,8 +172,8 @@ export class ActorHost {
       actor.send({ type: 'leave' });
       return actor.settled();
     }));
-    this.store.records.close();
-    await this.nc.drain();
-    await this.speechToText.close();
+    this.parts.store.records.close();
+    await this.parts.nc.drain();
+    await this.parts.resources.speechToText.close();
   }
 }

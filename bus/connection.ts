@@ -1,10 +1,10 @@
 // One NATS connection per process, reconnecting for ever: a restarted NATS server or a
 // network blip must not take a process down.
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { config } from './config.ts';
-import { log } from './log.ts';
+import type { Logger } from './log.ts';
 
-export async function connectBus(name: string, servers: string = config.natsUrl): Promise<NatsConnection> {
+/** `servers`: NATS URLs, comma-separated. Disconnections and reconnections are logged to `log`. */
+export async function connectBus(name: string, servers: string, log: Logger): Promise<NatsConnection> {
   const nc = await connect({
     servers: servers.split(','),
     name,

@@ -1,6 +1,9 @@
-// Structured JSON logs (pino): one logger per process, children per component.
+// Structured JSON logs (pino): one logger per process, made by its main.ts; children per component.
 import { pino } from 'pino';
-import { config } from './config.ts';
+import type { Config } from './config.ts';
 
-export const log = pino({ level: config.logLevel, base: { host: config.hostId } });
-export type Logger = typeof log;
+export function createLog(config: Pick<Config, 'logLevel' | 'hostId'>) {
+  return pino({ level: config.logLevel, base: { host: config.hostId } });
+}
+
+export type Logger = ReturnType<typeof createLog>;

@@ -52,6 +52,8 @@ export const operations = {
   'sessions.list': api('sessions.list', ListSessionsRequest, SessionPage),
   'sessions.update': api('sessions.update', UpdateSessionRequest, Session),
   'sessions.stop': api('sessions.stop', SessionRef, Session),
+  // Removes a finished session and all its results (answered by an actor host, which owns records).
+  'sessions.delete': api('sessions.delete', SessionRef, Type.Null()),
   'emotions.totals': api('emotions.totals', TotalsRequest, EmotionTotals),
   'emotions.timeline': api('emotions.timeline', ResultRequest, timelineOf(EmotionsEntry)),
   'audio.features': api('audio.features', ResultRequest, timelineOf(AudioFeaturesEntry)),
@@ -62,6 +64,8 @@ export const operations = {
   'events.list': api('events.list', ListEventsRequest, EventPage),
   // Actor hosts to storage: a session's entry in the list index changed.
   'sessions.index': api('sessions.index', SessionIndexRow, Type.Null()),
+  // Actor hosts to storage: remove a finished session's rows from ClickHouse, before its record goes.
+  'sessions.purge': api('sessions.purge', SessionRef, Type.Null()),
 } satisfies Record<string, Definition>;
 
 export type Operation = keyof typeof operations;

@@ -2,9 +2,8 @@
 // a reply either carries the JSON result, or the headers Nats-Service-Error(-Code) and a JSON
 // body { code, message, details }.
 import { headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { config } from './config.ts';
 import { ServiceError, isTransient, overloaded, unavailable } from './errors.ts';
-import { log } from './log.ts';
+import type { Logger } from './log.ts';
 import { operations, type Operation, type ReplyOf, type RequestOf } from './operations.ts';
 import { accept, checker } from './validate.ts';
 
@@ -20,7 +19,7 @@ export async function call<O extends Operation>(
   nc: NatsConnection,
   operation: O,
   request: RequestOf<O>,
-  timeoutMs: number = config.requestTimeoutMs,
+  timeoutMs: number,
 ): Promise<ReplyOf<O>> {
   let reply: Msg;
   try {
@@ -65,13 +64,22 @@ export interface CallContext {
   deadline: number;
 }
 
+export interface ServeOptions {
+  /** Where failed requests and replies that could not be sent are logged. */
+  log: Logger;
+  /** A queue group: one member of it answers each request. */
+  queue?: string;
+  subject?: string;
+}
+
 /** Answers one operation: validates the request, runs the handler, replies with result or error. */
 export function serve<O extends Operation>(
   nc: NatsConnection,
   operation: O,
   handler: (request: RequestOf<O>, context: CallContext) => Promise<ReplyOf<O>>,
-  options: { queue?: string; subject?: string } = {},
+  options: ServeOptions,
 ): Subscription {
+  const { log } = options;
   return nc.subscribe(options.subject ?? operations[operation].subject, {
     queue: options.queue,
     callback: (error, msg) => {
@@ -79,7 +87,7 @@ export function serve<O extends Operation>(
         log.error({ err: error, operation }, 'subscription failed');
         return;
       }
-      answer(msg, operation, handler).catch((failure: unknown) =>
+      answer(msg, operation, handler, log).catch((failure: unknown) =>
         log.error({ err: failure, operation }, 'reply could not be sent'),
       );
     },
@@ -90,6 +98,7 @@ async function answer<O extends Operation>(
   msg: Msg,
   operation: O,
   handler: (request: RequestOf<O>, context: CallContext) => Promise<ReplyOf<O>>,
+  log: Logger,
 ): Promise<void> {
   const context = { deadline: deadlineOf(msg) };
   let reply: string;
@@ -101,25 +110,27 @@ async function answer<O extends Operation>(
     if (!checker(replySchema).Check(result)) throw new Error(`the ${operation} reply does not match its contract`);
     reply = JSON.stringify(result);
   } catch (error) {
-    respondError(msg, error, operation);
+    respondError(msg, error, operation, log);
     return;
   }
   try {
     msg.respond(reply);
   } catch (error) {
     // Too large for the bus, or the connection is closing: the caller still gets an answer.
-    respondError(msg, error, operation);
+    respondError(msg, error, operation, log);
   }
 }
 
-// A request without the header (an older gateway, a tool) gets the default timeout.
+// A request without the header (an older gateway, a tool) gets the gateway's default wait.
+const DEFAULT_TIMEOUT_MS = 5000;
+
 function deadlineOf(msg: Msg): number {
   const timeoutMs = Number(msg.headers?.get(TIMEOUT_HEADER));
   const valid = Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= 600_000;
-  return Date.now() + (valid ? timeoutMs : config.requestTimeoutMs);
+  return Date.now() + (valid ? timeoutMs : DEFAULT_TIMEOUT_MS);
 }
 
-function respondError(msg: Msg, error: unknown, operation: string): void {
+function respondError(msg: Msg, error: unknown, operation: string, log: Logger): void {
   const failure =
     error instanceof ServiceError
       ? error

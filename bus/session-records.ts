@@ -103,6 +103,11 @@ export class SessionRecords {
     })();
   }
 
+  /** Drops a deleted session from the cache at once, rather than when the watch reports it. */
+  forget(id: string): void {
+    this.recent.delete(id);
+  }
+
   /** Ends the watch. */
   close(): void {
     this.closed = true;

@@ -1,7 +1,7 @@
 // Entry point of a gateway process.
-import { config } from '../bus/config.ts';
+import { readConfig } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
-import { log } from '../bus/log.ts';
+import { createLog } from '../bus/log.ts';
 import { logUnhandled, stopOnSignal } from '../bus/process-lifecycle.ts';
 import { createApp } from './app.ts';
 import { Authenticator } from './auth/authenticator.ts';
@@ -10,12 +10,15 @@ import { RateLimit } from './rate-limit.ts';
 import { busSender } from './routes/bus-call.ts';
 import { attachWebSocket } from './ws/server.ts';
 
+const config = readConfig();
+const log = createLog(config);
 logUnhandled(log, 'gateway');
 const authenticator = new Authenticator({ tokensFile: config.authTokensFile, jwtSecret: config.authJwtSecret });
-const nc = await connectBus(`gateway ${config.hostId}`);
+const nc = await connectBus(`gateway ${config.hostId}`, config.natsUrl, log);
+const send = busSender(nc, config.requestTimeoutMs);
 const authFailures = new RateLimit(config.authFailuresPerMinute, 60);
 const app = createApp({
-  send: busSender(nc),
+  send,
   authenticator,
   limits: { perUser: new RateLimit(config.rateLimitRequests, config.rateLimitWindowSeconds), authFailuresPerAddress: authFailures },
   log: log.child({ component: 'gateway' }),
@@ -25,7 +28,7 @@ const server = createHttpServer(app, log.child({ component: 'http' }));
 const webSocket = attachWebSocket(server, {
   nc,
   authenticator,
-  send: busSender(nc),
+  send,
   log: log.child({ component: 'ws' }),
   authFailures,
   limits: {

@@ -8,9 +8,11 @@
 // session for the session record's index rows), each message a JSON array of rows of that
 // kind; worker states on emo.live.<session>.worker_state as {session, state, at}.
 import { connect } from '@nats-io/transport-node';
-import { config } from '../bus/config.ts';
+import { readConfig } from '../bus/config.ts';
 import { SESSION_ID } from '../bus/ids.ts';
 import { subjects } from '../bus/subjects.ts';
+
+const config = readConfig();
 
 const session = process.argv[2] ?? '';
 if (!SESSION_ID.test(session)) {

@@ -6,13 +6,17 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { config } from '../bus/config.ts';
+import { readConfig } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import { waitForHealth } from '../bus/health.ts';
+import { createLog } from '../bus/log.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
 import { startNats } from './stack/nats.ts';
 import { startService, waitUntil } from './stack/process.ts';
 import { supervise } from './stack/supervise.ts';
+
+const config = readConfig();
+const log = createLog(config);
 
 const natsPort = Number(new URL(config.natsUrl).port || 4222);
 const clickhouseUrl = new URL(config.clickhouseUrl);
@@ -48,7 +52,7 @@ try {
   const token = developmentToken();
   const env = process.env;
   const tsx = ['--import', 'tsx'];
-  const bus = await connectBus('npm start');
+  const bus = await connectBus('npm start', config.natsUrl, log);
   // The storage service first: it creates the schema and the ROWS stream the host writes to.
   const storageLog = join(dataDir, 'storage.log');
   const storageId = `${hostname()}-storage`;

@@ -4,10 +4,12 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { config } from '../bus/config.ts';
+import { readConfig } from '../bus/config.ts';
 import { freePort } from './stack/ports.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
 import { startNats } from './stack/nats.ts';
+
+const config = readConfig();
 
 const pattern = process.argv[2] ?? '\\.test\\.ts$';
 // Per run, so that runs side by side never share a server or a data folder.

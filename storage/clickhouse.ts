@@ -1,15 +1,23 @@
 // The ClickHouse client: one per process, JSON in and out, no compression (loopback and LAN).
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { config } from '../bus/config.ts';
+import type { Config } from '../bus/config.ts';
 
 export type { ClickHouseClient };
 
+export interface ClickHouseServer {
+  url: string;
+  username: string;
+  password: string;
+}
+
+export function clickHouseServer(config: Pick<Config, 'clickhouseUrl' | 'clickhouseUser' | 'clickhousePassword'>): ClickHouseServer {
+  return { url: config.clickhouseUrl, username: config.clickhouseUser, password: config.clickhousePassword };
+}
+
 /** `null` connects without a database: for creating it. */
-export function connectClickHouse(database: string | null = config.clickhouseDatabase): ClickHouseClient {
+export function connectClickHouse(server: ClickHouseServer, database: string | null): ClickHouseClient {
   return createClient({
-    url: config.clickhouseUrl,
-    username: config.clickhouseUser,
-    password: config.clickhousePassword,
+    ...server,
     database: database ?? undefined,
     compression: { request: false, response: false },
     request_timeout: 30_000,

@@ -13,6 +13,7 @@ import {
 import { headers, nanos } from '@nats-io/transport-node';
 import { headerText } from '../bus/rpc.ts';
 import { streams, subjects } from '../bus/subjects.ts';
+import { ensureStream } from './ensure-stream.ts';
 
 export const DEAD_ROW_HEADERS = { subject: 'Emo-Row-Subject', reason: 'Emo-Dead-Reason' } as const;
 
@@ -28,14 +29,7 @@ export async function ensureDeadLetterStream(jsm: JetStreamManager): Promise<voi
     max_bytes: LIMITS.maxBytes,
     max_age: nanos(LIMITS.maxAgeDays * 24 * 3600 * 1000),
   };
-  await jsm.streams.info(streams.deadRows).catch(() =>
-    jsm.streams.add(config).catch(async (error: unknown) => {
-      // Another storage service created it first.
-      await jsm.streams.info(streams.deadRows).catch(() => {
-        throw error;
-      });
-    }),
-  );
+  await ensureStream(jsm, config);
 }
 
 export interface DeadRow {

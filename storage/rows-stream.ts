@@ -11,6 +11,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { consumers, streams, subjects } from '../bus/subjects.ts';
+import { ensureStream } from './ensure-stream.ts';
 
 const MAX_AGE_SECONDS = 7 * 24 * 3600;
 // Longer than any publisher retries the same message for.
@@ -30,15 +31,8 @@ export async function ensureRowsStream(jsm: JetStreamManager, maxBytes: number):
     max_age: nanos(MAX_AGE_SECONDS * 1000),
     duplicate_window: nanos(DUPLICATE_WINDOW_SECONDS * 1000),
   };
-  const existing = await jsm.streams.info(streams.rows).catch(() => undefined);
-  if (!existing) {
-    await jsm.streams.add(stream).catch(async (error) => {
-      // Another storage service created it first.
-      await jsm.streams.info(streams.rows).catch(() => {
-        throw error;
-      });
-    });
-  } else if (existing.config.discard !== stream.discard) {
+  const existing = await ensureStream(jsm, stream);
+  if (existing.config.discard !== stream.discard) {
     // A stream made by an earlier version dropped its oldest rows when full.
     await jsm.streams.update(streams.rows, { ...existing.config, discard: stream.discard });
   }

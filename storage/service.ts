@@ -1,6 +1,7 @@
 // The storage service: owns ClickHouse. It brings the schema up to date, drains the ROWS
 // stream into the tables (the writer), and answers every read of stored results over the bus,
-// so that a query never waits behind inference on an actor host. Run as many as you like:
+// so that a query never waits behind inference on an actor host; it also removes the rows of
+// a session being deleted. Run as many as you like:
 // they share the writer's durable consumer and the `api` queue group.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -10,19 +11,21 @@ import type { Logger } from '../bus/log.ts';
 import { SessionRecords } from '../bus/session-records.ts';
 import { serveEventList } from './api/events.ts';
 import { serveSessionIndex } from './api/index.ts';
+import { serveSessionPurge } from './api/purge.ts';
 import { serveResults } from './api/results.ts';
 import { serveSessionList } from './api/sessions.ts';
-import { connectClickHouse } from './clickhouse.ts';
+import { connectClickHouse, type ClickHouseServer } from './clickhouse.ts';
 import { ensureDeadLetterStream } from './dead-letter.ts';
 import { migrate } from './migrations.ts';
 import { ensureRowsStream } from './rows-stream.ts';
-import { StorageWriter } from './writer.ts';
+import { StorageWriter, type WriterOptions } from './writer.ts';
 
 export interface StorageOptions {
   id: string;
+  clickhouse: ClickHouseServer;
   database: string;
-  /** Whether this process drains ROWS into ClickHouse (off: it only answers reads). */
-  writer: boolean;
+  /** Whether this process drains ROWS into ClickHouse (off: it only answers reads), and how. */
+  writer: WriterOptions | undefined;
   /** How much ROWS may hold while ClickHouse is away (when this service creates it). */
   rowsStreamMaxBytes: number;
   /** The longest a session runs: how far back a list of active sessions looks. */
@@ -40,7 +43,7 @@ export class StorageService {
   ) {}
 
   static async start(nc: NatsConnection, options: StorageOptions, log: Logger): Promise<StorageService> {
-    const admin = connectClickHouse(null);
+    const admin = connectClickHouse(options.clickhouse, null);
     try {
       await migrate(admin, options.database);
     } finally {
@@ -50,17 +53,18 @@ export class StorageService {
     const jsm = await jetstreamManager(nc);
     await ensureRowsStream(jsm, options.rowsStreamMaxBytes);
     await ensureDeadLetterStream(jsm);
-    const clickhouse = connectClickHouse(options.database);
+    const clickhouse = connectClickHouse(options.clickhouse, options.database);
     const records = await SessionRecords.open(js, log);
     await records.watch();
-    const writer = options.writer ? new StorageWriter(js, clickhouse, log.child({ component: 'writer' })) : undefined;
+    const writer = options.writer && new StorageWriter(js, clickhouse, log.child({ component: 'writer' }), options.writer);
     await writer?.start();
     const service = new StorageService(nc, clickhouse, records, writer);
     service.subscriptions.push(
-      ...serveResults(nc, records, clickhouse),
-      serveSessionList(nc, records, clickhouse, options.sessionMaxSeconds),
-      serveEventList(nc, records, clickhouse),
-      serveSessionIndex(nc, clickhouse),
+      ...serveResults(nc, records, clickhouse, log),
+      serveSessionList(nc, records, clickhouse, options.sessionMaxSeconds, log),
+      serveEventList(nc, records, clickhouse, log),
+      serveSessionIndex(nc, clickhouse, log),
+      serveSessionPurge(nc, records, clickhouse, jsm, log),
       serveHealth(nc, options.id, 'storage'),
     );
     log.info({ writer: options.writer }, 'storage service ready');

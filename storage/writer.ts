@@ -7,7 +7,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Consumer, JsMsg, JetStreamClient } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '../bus/config.ts';
 import type { Logger } from '../bus/log.ts';
 import { consumers, streams } from '../bus/subjects.ts';
 import { storeDeadRows, type DeadRow } from './dead-letter.ts';
@@ -16,8 +15,10 @@ import { isRowKind, rowProblem } from './row-check.ts';
 import { columnsOf, tableOf, type Columns } from './tables.ts';
 
 export interface WriterOptions {
-  batchRows?: number;
-  flushMs?: number;
+  /** Rows per insert at most. */
+  batchRows: number;
+  /** How long rows may wait for a fuller batch. */
+  flushMs: number;
 }
 
 export class StorageWriter {
@@ -34,10 +35,10 @@ export class StorageWriter {
     private readonly js: JetStreamClient,
     private readonly clickhouse: ClickHouseClient,
     private readonly log: Logger,
-    options: WriterOptions = {},
+    options: WriterOptions,
   ) {
-    this.batchRows = options.batchRows ?? config.writerBatchRows;
-    this.flushMs = options.flushMs ?? config.writerFlushMs;
+    this.batchRows = options.batchRows;
+    this.flushMs = options.flushMs;
   }
 
   async start(): Promise<void> {

@@ -6,6 +6,7 @@ import type { CustomEvent } from '../../bus/contracts/rows.ts';
 import type { SensorSource } from '../../bus/contracts/session.ts';
 import { badRequest, notFound, quotaExceeded, unavailable, type ErrorDetail } from '../../bus/errors.ts';
 import { newId } from '../../bus/ids.ts';
+import type { Logger } from '../../bus/log.ts';
 import { serve } from '../../bus/rpc.ts';
 import { queues } from '../../bus/subjects.ts';
 import type { RowPublisher } from '../rows.ts';
@@ -16,8 +17,9 @@ export function serveEvents(
   store: SessionStore,
   rows: RowPublisher,
   maxSources: number,
+  log: Logger,
 ) {
-  const options = { queue: queues.api };
+  const options = { queue: queues.api, log };
   return [
     serve(nc, 'sources.register', async ({ caller, session, body }): Promise<SensorSource> => {
       const { record } = await store.records.owned(caller, session);

@@ -1,15 +1,17 @@
-// Session requests that any actor host answers: read, rename, stop.
+// Session requests that any actor host answers: read, rename, stop, delete.
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Session } from '../../bus/contracts/session.ts';
 import { badRequest, notFound } from '../../bus/errors.ts';
+import type { Logger } from '../../bus/log.ts';
 import { queues } from '../../bus/subjects.ts';
 import { serve } from '../../bus/rpc.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
+import { deleteSession } from '../session/deletion.ts';
 import { finish } from '../session/lifecycle.ts';
 import type { SessionStore } from '../session/store.ts';
 
-export function serveSessions(nc: NatsConnection, store: SessionStore) {
-  const options = { queue: queues.api };
+export function serveSessions(nc: NatsConnection, store: SessionStore, log: Logger) {
+  const options = { queue: queues.api, log };
   return [
     serve(nc, 'sessions.get', async ({ caller, session }): Promise<Session> => {
       const { record } = await store.records.owned(caller, session);
@@ -30,6 +32,11 @@ export function serveSessions(nc: NatsConnection, store: SessionStore) {
       if (!stopped) throw notFound();
       if (stopped.record.stopReason !== 'client') throw notActive(stopped.record.state);
       return presentSession(publicRecord(stopped.record));
+    }, options),
+
+    serve(nc, 'sessions.delete', async ({ caller, session }, { deadline }): Promise<null> => {
+      await deleteSession(nc, store, caller, session, deadline);
+      return null;
     }, options),
   ];
 }

@@ -3,14 +3,11 @@
 // waits replaces it, and the replaced one is counted as dropped, so a slow host falls
 // behind by at most one frame instead of queueing without bound.
 import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
-import { config } from '../../bus/config.ts';
-import { MODEL_FILES } from '../models/files.ts';
-import { loadModel } from '../models/onnx.ts';
+import type { FaceModels } from '../models/analysis-models.ts';
 import { CROP_VALUES, cropFace } from './crop.ts';
-import { CLASS_COUNT, classifyExpressions } from './expressions.ts';
+import { CLASS_COUNT } from './expressions.ts';
 import { SecondAggregator, type TrackedExpression } from './seconds.ts';
 import { Tracker } from './tracker.ts';
-import { detectFaces } from './yunet.ts';
 
 export interface Frame {
   /** RGB24, row-major; the analyzer reads it later, so the caller must not reuse the buffer. */
@@ -23,29 +20,27 @@ export interface Frame {
 
 export interface FaceAnalyzerOptions {
   session: string;
+  /** The host's shared detector and classifier. */
+  models: FaceModels;
+  /** Frames analysed per second: a track survives about one second without a matching face. */
+  fps: number;
   onFaceSecond(row: FaceSecond): void;
   onVideoSecond(row: VideoSecond): void;
 }
 
-// A track survives about one second without a matching face.
-const MAX_MISSED_FRAMES = Math.max(1, Math.round(config.analysisFps));
-
 export class FaceAnalyzer {
-  private readonly tracker = new Tracker({ maxMissedFrames: MAX_MISSED_FRAMES });
+  private readonly tracker: Tracker;
   private readonly seconds: SecondAggregator;
+  private readonly models: FaceModels;
   private crops = new Float32Array(4 * CROP_VALUES);
   private pending: Frame | undefined;
   private running: Promise<void> | undefined;
   private failure: unknown;
 
-  private constructor(options: FaceAnalyzerOptions) {
+  constructor(options: FaceAnalyzerOptions) {
+    this.models = options.models;
+    this.tracker = new Tracker({ maxMissedFrames: Math.max(1, Math.round(options.fps)) });
     this.seconds = new SecondAggregator(options.session, options);
-  }
-
-  static async create(options: FaceAnalyzerOptions): Promise<FaceAnalyzer> {
-    // Loading up front makes a missing or broken model file fail here, not mid-stream.
-    await Promise.all([loadModel(MODEL_FILES.faceDetector), loadModel(MODEL_FILES.expressions)]);
-    return new FaceAnalyzer(options);
   }
 
   /** Hands over the newest frame. Throws if an earlier analysis failed. */
@@ -83,10 +78,10 @@ export class FaceAnalyzer {
   }
 
   private async analyse(frame: Frame): Promise<void> {
-    const faces = await detectFaces(frame.rgb, frame.width, frame.height);
+    const faces = await this.models.detector.detectFaces(frame.rgb, frame.width, frame.height);
     if (faces.length * CROP_VALUES > this.crops.length) this.crops = new Float32Array(faces.length * 2 * CROP_VALUES);
     faces.forEach((face, slot) => cropFace(frame.rgb, frame.width, frame.height, face, this.crops, slot));
-    const probabilities = await classifyExpressions(this.crops, faces.length);
+    const probabilities = await this.models.classifier.classifyExpressions(this.crops, faces.length);
     const tracks = this.tracker.update(faces);
     const tracked: TrackedExpression[] = tracks.map((track, i) => ({
       track,

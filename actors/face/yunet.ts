@@ -2,8 +2,7 @@
 // The model takes any size that is a multiple of 32, so frames are padded, never scaled, and
 // the decoded boxes are already in frame pixels.
 import { Batcher, concat } from '../models/batcher.ts';
-import { loadModel, ort } from '../models/onnx.ts';
-import { MODEL_FILES } from '../models/files.ts';
+import { ort } from '../models/onnx.ts';
 import type { Box } from './box.ts';
 import { nms } from './nms.ts';
 
@@ -91,9 +90,6 @@ function clamp01(v: number): number {
   return v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
-// Input buffers are reused across frames; a buffer is lent to one request at a time, so
-// concurrent callers (several sessions on one host) never share one while the model reads it.
-const spareInputs: Float32Array[] = [];
 const MAX_FRAMES_PER_CALL = 16;
 
 interface DetectorInput {
@@ -102,43 +98,53 @@ interface DetectorInput {
   padH: number;
 }
 
-// Frames of the same padded size from all the host's sessions go through the model together.
-const detector = new Batcher<DetectorInput, Face[]>(
-  detect,
-  (group, next) => group.length < MAX_FRAMES_PER_CALL && group[0]!.padW === next.padW && group[0]!.padH === next.padH,
-);
+/** YuNet over every session of a host: frames of the same padded size go through the model together. */
+export class FaceDetector {
+  private readonly batcher: Batcher<DetectorInput, Face[]>;
+  // Input buffers are reused across frames; a buffer is lent to one request at a time, so
+  // concurrent callers (several sessions) never share one while the model reads it.
+  private readonly spareInputs: Float32Array[] = [];
 
-/** How detection was grouped: model calls made and frames they carried, since start. */
-export const detectionCalls = detector.stats;
-
-export async function detectFaces(rgb: Uint8Array, width: number, height: number): Promise<Face[]> {
-  if (rgb.length < width * height * 3) throw new Error(`frame of ${rgb.length} bytes is smaller than ${width}x${height} RGB`);
-  const padW = paddedSize(width);
-  const padH = paddedSize(height);
-  const size = 3 * padW * padH;
-  let buffer = spareInputs.pop();
-  if (!buffer || buffer.length < size) buffer = new Float32Array(size);
-  try {
-    const input = buffer.subarray(0, size);
-    toYunetInput(rgb, width, height, input, padW, padH);
-    return await detector.submit({ input, padW, padH });
-  } finally {
-    spareInputs.push(buffer);
+  constructor(private readonly model: ort.InferenceSession) {
+    this.batcher = new Batcher<DetectorInput, Face[]>(
+      (group) => this.detect(group),
+      (group, next) => group.length < MAX_FRAMES_PER_CALL && group[0]!.padW === next.padW && group[0]!.padH === next.padH,
+    );
   }
-}
 
-async function detect(group: DetectorInput[]): Promise<Face[][]> {
-  const { padW, padH } = group[0]!;
-  const input = group.length === 1 ? group[0]!.input : concat(group.map((g) => g.input), group.length * 3 * padW * padH);
-  const model = await loadModel(MODEL_FILES.faceDetector);
-  const results = await model.run({ input: new ort.Tensor('float32', input, [group.length, 3, padH, padW]) });
-  return group.map((_, frame) => {
-    const outputs: Record<string, Float32Array> = {};
-    for (const [name, tensor] of Object.entries(results)) {
-      const data = tensor.data as Float32Array;
-      const perFrame = data.length / group.length;
-      outputs[name] = data.subarray(frame * perFrame, (frame + 1) * perFrame);
+  /** How detection was grouped: model calls made and frames they carried, since start. */
+  get stats() {
+    return this.batcher.stats;
+  }
+
+  async detectFaces(rgb: Uint8Array, width: number, height: number): Promise<Face[]> {
+    if (rgb.length < width * height * 3) throw new Error(`frame of ${rgb.length} bytes is smaller than ${width}x${height} RGB`);
+    const padW = paddedSize(width);
+    const padH = paddedSize(height);
+    const size = 3 * padW * padH;
+    let buffer = this.spareInputs.pop();
+    if (!buffer || buffer.length < size) buffer = new Float32Array(size);
+    try {
+      const input = buffer.subarray(0, size);
+      toYunetInput(rgb, width, height, input, padW, padH);
+      return await this.batcher.submit({ input, padW, padH });
+    } finally {
+      this.spareInputs.push(buffer);
     }
-    return decodeYunet(outputs, padW, padH);
-  });
+  }
+
+  private async detect(group: DetectorInput[]): Promise<Face[][]> {
+    const { padW, padH } = group[0]!;
+    const input = group.length === 1 ? group[0]!.input : concat(group.map((g) => g.input), group.length * 3 * padW * padH);
+    const results = await this.model.run({ input: new ort.Tensor('float32', input, [group.length, 3, padH, padW]) });
+    return group.map((_, frame) => {
+      const outputs: Record<string, Float32Array> = {};
+      for (const [name, tensor] of Object.entries(results)) {
+        const data = tensor.data as Float32Array;
+        const perFrame = data.length / group.length;
+        outputs[name] = data.subarray(frame * perFrame, (frame + 1) * perFrame);
+      }
+      return decodeYunet(outputs, padW, padH);
+    });
+  }
 }

@@ -1,4 +1,4 @@
-// File names of the models inside config.modelsDir. The assets manifest says where each comes from.
+// File names of the models inside the models folder (MODELS_DIR). The assets manifest says where each comes from.
 export const MODEL_FILES = {
   faceDetector: 'face_detection_yunet_2023mar_dynamic.onnx',
   expressions: 'faceapi_expression_112.onnx',

@@ -1,17 +1,13 @@
 // The actor host refuses to start on missing or altered model files, with a message that says
 // how to get them, rather than failing later inside onnxruntime.
 import { join } from 'node:path';
-import { config } from '../../bus/config.ts';
 import { sha256IfPresent } from './hash.ts';
 import { MODEL_ASSETS } from './manifest.ts';
 
-const verified = new Set<string>();
-
-/** Throws unless every file is in config.modelsDir with an accepted sha256; positive checks are remembered. */
-export async function assertModels(files: string[]): Promise<void> {
+/** Throws unless every file is in `dir` with an accepted sha256. */
+export async function assertModels(dir: string, files: string[]): Promise<void> {
   for (const file of files) {
-    const path = join(config.modelsDir, file);
-    if (verified.has(path)) continue;
+    const path = join(dir, file);
     const entry = MODEL_ASSETS.find((asset) => asset.file === file);
     if (!entry) throw new Error(`model ${file} is not declared in actors/models/manifest.ts`);
     const digest = await sha256IfPresent(path);
@@ -22,6 +18,5 @@ export async function assertModels(files: string[]): Promise<void> {
           "set ASSETS_MIRROR to folders holding the model files, separated by ':').",
       );
     }
-    verified.add(path);
   }
 }

@@ -3,17 +3,14 @@
 // expiry, and finishes the session when the worker ends for good or gives up. The record in
 // the KV is the truth; when it says the session finished or belongs to another host, the
 // actor stops its worker and goes away.
-import { config } from '../../bus/config.ts';
 import type { SessionRecord, StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import { Actor } from '../actor.ts';
-import type { EgressPolicy } from '../egress/policy.ts';
 import type { RowPublisher } from '../rows.ts';
 import { Supervisor, DEFAULT_SUPERVISION, type Child, type SupervisorOptions } from '../supervisor.ts';
-import type { Transcriber } from '../transcript/moonshine.ts';
 import { finishWithRetries } from './lifecycle.ts';
 import { UNCHANGED, type SessionStore } from './store.ts';
-import { StreamWorker } from './worker.ts';
+import { StreamWorker, type WorkerResources } from './worker.ts';
 
 type Message =
   | { type: 'heartbeat' }
@@ -27,8 +24,10 @@ export interface SessionActorOptions {
   hostId: string;
   store: SessionStore;
   rows: RowPublisher;
-  speechToText: Transcriber;
-  egress: EgressPolicy;
+  /** What the session's stream worker needs from the host. */
+  resources: WorkerResources;
+  /** How often the actor writes its heartbeat into the record. */
+  heartbeatMs: number;
   log: Logger;
   /** Called once the actor has stopped its worker and holds nothing any more. */
   onGone(id: string): void;
@@ -62,13 +61,13 @@ export class SessionActor extends Actor<Message> {
       () => {},
       (error: unknown) => this.send({ type: 'worker-ended', reason: 'worker_failed', detail: describe(error) }),
     );
-    this.heartbeat = setInterval(() => this.send({ type: 'heartbeat' }), config.heartbeatSeconds * 1000);
+    this.heartbeat = setInterval(() => this.send({ type: 'heartbeat' }), this.options.heartbeatMs);
     this.heartbeat.unref();
   }
 
   /** The default child: ingest and analysis of the session's stream. */
   streamWorker(record: SessionRecord): Child {
-    const { rows, speechToText, egress } = this.options;
+    const { rows, resources } = this.options;
     // A worker counts what it received itself; the session's count goes on from where the
     // record (written by this host or the one before it) left off, and never goes back.
     const before = this.mediaSeconds;
@@ -77,8 +76,7 @@ export class SessionActor extends Actor<Message> {
       createdAt: record.createdAt,
       streamUri: record.streamUri,
       rows,
-      speechToText,
-      egress,
+      resources,
       log: this.log,
       reports: {
         state: (state) => this.send({ type: 'worker-state', state }),

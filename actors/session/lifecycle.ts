@@ -1,6 +1,5 @@
 // The moves of a session between states, as changes of its KV record.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '../../bus/config.ts';
 import type { Logger } from '../../bus/log.ts';
 import type { SessionRecord, StopReason } from '../../bus/contracts/session.ts';
 import type { Versioned } from '../../bus/session-records.ts';
@@ -64,17 +63,18 @@ export async function finishWithRetries(
 // About half a minute of retries: longer than a NATS restart takes.
 const FINISH_ATTEMPTS = 10;
 
-export function isStale(record: SessionRecord, now: number = Date.now()): boolean {
-  return record.state === 'active' && now - record.healthCheckAt > config.takeoverSeconds * 1000;
+/** An active session whose owner has not beaten for longer than `takeoverMs`. */
+export function isStale(record: SessionRecord, takeoverMs: number, now: number = Date.now()): boolean {
+  return record.state === 'active' && now - record.healthCheckAt > takeoverMs;
 }
 
 /** Claims a session whose owner stopped beating; fails (undefined) if another host was faster. */
-export async function takeOver(store: SessionStore, id: string, hostId: string): Promise<SessionRecord | undefined> {
+export async function takeOver(store: SessionStore, id: string, hostId: string, takeoverMs: number): Promise<SessionRecord | undefined> {
   let claimed = false;
   const result = await store.update(
     id,
     (record) => {
-      if (!isStale(record)) return UNCHANGED;
+      if (!isStale(record, takeoverMs)) return UNCHANGED;
       claimed = true;
       return { ...record, owner: hostId, healthCheckAt: Date.now(), workerState: 'starting' };
     },

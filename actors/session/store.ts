@@ -74,6 +74,21 @@ export class SessionStore {
     throw new Error(`session ${id}: too many concurrent changes`);
   }
 
+  /**
+   * Deletes the record if it is still at `revision`: false when someone changed it since, so
+   * the caller checks it again. Once deleted, every compare-and-set on it fails.
+   */
+  async remove(id: string, revision: number): Promise<boolean> {
+    try {
+      await this.records.kv.delete(id, { previousSeq: revision });
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+    this.records.forget(id);
+    return true;
+  }
+
   /** Live subscribers hear of every worker state, including the last one. */
   private announce(record: SessionRecord): void {
     const { id, state, workerState, stopReason } = record;

@@ -3,11 +3,11 @@
 // limit, or whose picture is over 1080p, ends the worker with a stop reason. Anything else
 // that throws is a crash, left to the supervisor.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '../../bus/config.ts';
 import type { StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import { FaceAnalyzer } from '../face/analyzer.ts';
+import type { AnalysisModels } from '../models/analysis-models.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
 import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
@@ -27,11 +27,30 @@ export interface WorkerOptions {
   createdAt: number;
   streamUri: string;
   rows: RowPublisher;
-  speechToText: Transcriber;
-  /** Every connection ffmpeg makes for this stream is held to it. */
-  egress: EgressPolicy;
+  resources: WorkerResources;
   log: Logger;
   reports: WorkerReports;
+}
+
+/** What a host gives each of its workers: shared models and threads, and how to pull. */
+export interface WorkerResources {
+  models: AnalysisModels;
+  speechToText: Transcriber;
+  /** Every connection ffmpeg makes for a stream is held to it. */
+  egress: EgressPolicy;
+  pull: PullSettings;
+}
+
+export interface PullSettings {
+  ffmpegPath: string;
+  /** Video frames analysed per second. */
+  fps: number;
+  /** How long a stream may give nothing before the session ends. */
+  unreachableSeconds: number;
+  /** rtmps: verify the server certificate, against `caFile` or the system's CAs. */
+  tls: { verify: boolean; caFile?: string };
+  /** Speech segments waiting for transcription per session, at most. */
+  transcriptQueueLimit: number;
 }
 
 /** The picture must fit in 1920x1080 in either orientation. */
@@ -50,8 +69,8 @@ export class StreamWorker implements Child {
     const { session, rows, log } = options;
     this.transcripts = new TranscriptQueue({
       session,
-      limit: config.transcriptQueueLimit,
-      stt: options.speechToText,
+      limit: options.resources.pull.transcriptQueueLimit,
+      stt: options.resources.speechToText,
       onRow: (row) => rows.publish(session, 'speech', [row], Math.round(row.start * 1000)),
       onDropped: (total) => log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind'),
       onError: (error) => log.error({ session, err: error }, 'a speech segment could not be transcribed'),
@@ -67,7 +86,7 @@ export class StreamWorker implements Child {
 
   private async run(): Promise<void> {
     const { reports, log } = this.options;
-    const limitMs = config.streamUnreachableSeconds * 1000;
+    const limitMs = this.options.resources.pull.unreachableSeconds * 1000;
     let lastMediaAt = Date.now();
     let backoffMs = 500;
     for (let attempt = 0; !this.stopped.signal.aborted; attempt++) {
@@ -96,21 +115,22 @@ export class StreamWorker implements Child {
 
   /** One ffmpeg run, from connection to exit, with fresh analysers. */
   private async connectOnce(): Promise<{ reason: string; resolution?: string }> {
-    const { session, createdAt, streamUri, rows, reports, egress } = this.options;
+    const { session, createdAt, streamUri, rows, reports, resources } = this.options;
+    const { pull, models, egress } = resources;
     const ingest = new Ingest({
       env: await egress.guardEnvironment(),
       uri: streamUri,
-      fps: config.analysisFps,
-      ffmpegPath: config.ffmpegPath,
-      timeoutSeconds: Math.min(10, config.streamUnreachableSeconds),
-      tls: { verify: config.streamTlsVerify, caFile: config.streamTlsCaFile },
+      fps: pull.fps,
+      ffmpegPath: pull.ffmpegPath,
+      timeoutSeconds: Math.min(10, pull.unreachableSeconds),
+      tls: pull.tls,
     });
     this.ingest = ingest;
     const sinceStart = (at: number) => Math.max(0, (at - createdAt) / 1000);
     // Track ids stay unique across reconnections and host takeovers: each run counts from its start.
     const trackBase = Math.floor(sinceStart(Date.now())) * 1000;
-    let voice: Promise<VoiceAnalyzer> | undefined;
-    let face: Promise<FaceAnalyzer> | undefined;
+    let voice: VoiceAnalyzer | undefined;
+    let face: FaceAnalyzer | undefined;
     let audioChain: Promise<void> = Promise.resolve();
     let crash: unknown;
     let resolution: string | undefined;
@@ -127,39 +147,44 @@ export class StreamWorker implements Child {
       }
       reports.state('working');
       if (info.hasAudio) {
-        voice = VoiceAnalyzer.create({
+        voice = new VoiceAnalyzer({
           session,
           startOffset: sinceStart(Date.now()),
+          voiceActivity: models.voiceActivity,
           onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
           onSegment: (segment) => this.transcripts.push(segment),
         });
-        voice.catch(fail);
       }
       if (info.hasVideo) {
-        face = FaceAnalyzer.create({
+        face = new FaceAnalyzer({
           session,
+          models: models.faces,
+          fps: pull.fps,
           onFaceSecond: (row) => {
             const track = trackBase + row.track;
             rows.publish(session, 'face', [{ ...row, track }], `${row.second}.${track}`);
           },
           onVideoSecond: (row) => rows.publish(session, 'video', [row], row.second),
         });
-        face.catch(fail);
       }
     });
     ingest.on('audio', (chunk: Buffer) => {
       if (!voice || resolution) return;
       const analyzer = voice;
-      audioChain = audioChain.then(async () => (await analyzer).push(chunk)).catch(fail);
+      audioChain = audioChain.then(() => analyzer.push(chunk)).catch(fail);
       this.mediaSeconds += chunk.length / 32_000;
       reports.mediaSeconds(this.mediaSeconds);
     });
     ingest.on('frame', (frame: { rgb: Uint8Array; width: number; height: number; receivedAt: number }) => {
       if (!face || resolution) return;
       const second = Math.floor(sinceStart(frame.receivedAt));
-      face.then((analyzer) => analyzer.offer({ ...frame, second })).catch(fail);
+      try {
+        face.offer({ ...frame, second });
+      } catch (error) {
+        fail(error);
+      }
       if (!voice) {
-        this.mediaSeconds += 1 / config.analysisFps;
+        this.mediaSeconds += 1 / pull.fps;
         reports.mediaSeconds(this.mediaSeconds);
       }
     });
@@ -169,8 +194,8 @@ export class StreamWorker implements Child {
       ingest.start();
     });
     await audioChain;
-    await voice?.then((analyzer) => analyzer.flush()).catch(fail);
-    await face?.then((analyzer) => analyzer.flush()).catch(fail);
+    await voice?.flush().catch(fail);
+    await face?.flush().catch(fail);
     if (crash) throw crash;
     return { reason: exit.reason, resolution };
   }

@@ -1,6 +1,7 @@
 // Speech to text with Moonshine tiny: the encoder runs once over a whole speech segment, then the
 // decoder picks the likeliest next token until the end token, reusing its attention cache so each
 // step feeds only the newest token.
+import { join } from 'node:path';
 import llamaTokenizer from 'llama-tokenizer-js';
 import { MODEL_FILES } from '../models/files.ts';
 import { loadModel, ort } from '../models/onnx.ts';
@@ -32,8 +33,11 @@ export class SpeechToText implements Transcriber {
     private readonly decoder: ort.InferenceSession,
   ) {}
 
-  static async load(): Promise<SpeechToText> {
-    const [encoder, decoder] = await Promise.all([loadModel(MODEL_FILES.speechEncoder), loadModel(MODEL_FILES.speechDecoder)]);
+  static async load(modelsDir: string): Promise<SpeechToText> {
+    const [encoder, decoder] = await Promise.all([
+      loadModel(join(modelsDir, MODEL_FILES.speechEncoder)),
+      loadModel(join(modelsDir, MODEL_FILES.speechDecoder)),
+    ]);
     return new SpeechToText(encoder, decoder);
   }
 

@@ -1,7 +1,7 @@
 // The body of the transcription thread: one Moonshine instance, one segment at a time.
 // onnxruntime-node runs inference on the calling thread, so transcription lives here, away
 // from the event loop that carries heartbeats, ingest and every other session.
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { SpeechToText } from './moonshine.ts';
 
 export interface SpeechRequest {
@@ -12,7 +12,7 @@ export type SpeechReply = { id: number; text: string } | { id: number; error: st
 
 const port = parentPort;
 if (!port) throw new Error('speech-thread.ts runs as a worker thread');
-const stt = await SpeechToText.load();
+const stt = await SpeechToText.load((workerData as { modelsDir: string }).modelsDir);
 let queue: Promise<void> = Promise.resolve();
 
 port.on('message', (request: SpeechRequest) => {

@@ -19,9 +19,11 @@ export class ThreadedSpeechToText implements Transcriber {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
+  private constructor(private readonly modelsDir: string) {}
+
   /** Starts the thread and waits until its model is loaded, so a broken model fails at start. */
-  static async start(): Promise<ThreadedSpeechToText> {
-    const stt = new ThreadedSpeechToText();
+  static async start(modelsDir: string): Promise<ThreadedSpeechToText> {
+    const stt = new ThreadedSpeechToText(modelsDir);
     await stt.thread();
     return stt;
   }
@@ -43,7 +45,7 @@ export class ThreadedSpeechToText implements Transcriber {
 
   private thread(): Promise<Worker> {
     this.worker ??= new Promise((resolve, reject) => {
-      const worker = new Worker(BOOTSTRAP, { eval: true });
+      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: { modelsDir: this.modelsDir } });
       worker.on('message', (message: SpeechReply | { ready: true }) => {
         if ('ready' in message) return resolve(worker);
         const call = this.pending.get(message.id);

@@ -2,6 +2,7 @@
 // speech share) and speech segments for transcription. Everything advances in 32 ms steps;
 // a step belongs to the second in which its last sample falls.
 import type { AudioSecond } from '../../bus/contracts/rows.ts';
+import type { ort } from '../models/onnx.ts';
 import { AudioHistory } from './history.ts';
 import { dbfsFromPower, sumOfSquares } from './level.ts';
 import { S16Decoder, SAMPLE_RATE } from './pcm.ts';
@@ -20,6 +21,8 @@ export interface VoiceAnalyzerOptions {
   session: string;
   /** Seconds since the session's start of the first sample. */
   startOffset: number;
+  /** The host's Silero VAD session. */
+  voiceActivity: ort.InferenceSession;
   onSecond(row: AudioSecond): void;
   onSegment(segment: SpeechAudio): void;
 }
@@ -58,14 +61,10 @@ export class VoiceAnalyzer {
   /** Samples of completed steps. */
   private consumed = 0;
   private readonly totals = new SecondTotals();
+  private readonly vad: VoiceActivityDetector;
 
-  private constructor(
-    private readonly options: VoiceAnalyzerOptions,
-    private readonly vad: VoiceActivityDetector,
-  ) {}
-
-  static async create(options: VoiceAnalyzerOptions): Promise<VoiceAnalyzer> {
-    return new VoiceAnalyzer(options, await VoiceActivityDetector.create());
+  constructor(private readonly options: VoiceAnalyzerOptions) {
+    this.vad = new VoiceActivityDetector(options.voiceActivity);
   }
 
   /** Feeds raw s16le PCM; callers await each push before the next. */

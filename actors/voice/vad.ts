@@ -1,7 +1,6 @@
 // Silero VAD v6, streamed: each step sees 512 new samples (32 ms) after the previous step's
 // last 64, and carries the recurrent state forward.
-import { MODEL_FILES } from '../models/files.ts';
-import { loadModel, ort } from '../models/onnx.ts';
+import { ort } from '../models/onnx.ts';
 
 export const VAD_STEP = 512;
 const CONTEXT = 64;
@@ -12,11 +11,8 @@ export class VoiceActivityDetector {
   private readonly rate = new ort.Tensor('int64', BigInt64Array.from([16000n]), []);
   private state: ort.Tensor = new ort.Tensor('float32', new Float32Array(2 * 128), [2, 1, 128]);
 
-  private constructor(private readonly session: ort.InferenceSession) {}
-
-  static async create(): Promise<VoiceActivityDetector> {
-    return new VoiceActivityDetector(await loadModel(MODEL_FILES.voiceActivity));
-  }
+  /** `session`: Silero VAD, shareable; the recurrent state is this detector's own. */
+  constructor(private readonly session: ort.InferenceSession) {}
 
   /** Speech probability of the next 512 samples. */
   async step(samples: Float32Array): Promise<number> {

@@ -123,10 +123,17 @@ export const UpdateSessionBody = Type.Object({ name: SessionName }, { additional
 export const UpdateSessionRequest = Type.Object({ caller: Caller, session: Type.String(), body: UpdateSessionBody });
 export type UpdateSessionRequest = Static<typeof UpdateSessionRequest>;
 
-/** ISO 8601 date or date-time; the handler also checks that it is a real date. */
-export const IsoDate = Type.String({
-  pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?$',
-  description: 'an ISO 8601 date, such as 2026-01-31 or 2026-01-31T12:00:00Z',
+const ISO_8601 = '\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?';
+/** The last instant an ISO 8601 date with a four-digit year can name: 9999-12-31T23:59:59.999Z. */
+export const MAX_DATE_MS = 253_402_300_799_999;
+/**
+ * A date bound of a list: an ISO 8601 date or date-time, or Unix milliseconds (the form
+ * clients of the original API send). The handler checks that it is a real date, at most
+ * MAX_DATE_MS.
+ */
+export const DateBound = Type.String({
+  pattern: `^(\\d{1,15}|${ISO_8601})$`,
+  description: 'an ISO 8601 date, such as 2026-01-31 or 2026-01-31T12:00:00Z, or Unix milliseconds',
 });
 
 /** How far into a list a page may start: far beyond any real list, and safe in SQL. */
@@ -137,8 +144,8 @@ export const ListSessionsQuery = Type.Object(
   {
     state: Type.Optional(SessionState),
     type: Type.Optional(SessionType),
-    from: Type.Optional(IsoDate),
-    to: Type.Optional(IsoDate),
+    from: Type.Optional(DateBound),
+    to: Type.Optional(DateBound),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
     offset: Offset,
   },

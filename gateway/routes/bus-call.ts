@@ -7,6 +7,6 @@ import { call } from '../../bus/rpc.ts';
 
 export type Send = <O extends Operation>(operation: O, request: RequestOf<O>) => Promise<ReplyOf<O>>;
 
-export const busSender = (nc: NatsConnection): Send => (operation, request) => call(nc, operation, request);
+export const busSender = (nc: NatsConnection, timeoutMs: number): Send => (operation, request) => call(nc, operation, request, timeoutMs);
 
 export const callerOf = (ctx: Context): Caller => ctx.state.caller as Caller;

@@ -4,6 +4,7 @@ import { TimelineQuery, TotalsQuery, TranscriptionQuery } from '../../bus/contra
 import type { Operation } from '../../bus/operations.ts';
 import { parse } from '../../bus/validate.ts';
 import { callerOf, type Send } from './bus-call.ts';
+import { foldExpand } from './expand.ts';
 
 const TIMELINES: Record<string, Operation & ('emotions.timeline' | 'audio.features' | 'audio.sentiment')> = {
   '/:sessionId/emotions/timeline': 'emotions.timeline',
@@ -15,13 +16,13 @@ export function resultRoutes(send: Send): Router {
   const router = new Router({ prefix: '/v1/sessions' });
 
   router.get('/:sessionId/emotions', async (ctx) => {
-    const query = parse(TotalsQuery, ctx.query, 'query', { convert: true });
+    const query = parse(TotalsQuery, foldExpand(ctx.query), 'query', { convert: true });
     ctx.body = await send('emotions.totals', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
   });
 
   for (const [path, operation] of Object.entries(TIMELINES)) {
     router.get(path, async (ctx) => {
-      const query = parse(TimelineQuery, ctx.query, 'query', { convert: true });
+      const query = parse(TimelineQuery, foldExpand(ctx.query), 'query', { convert: true });
       ctx.body = await send(operation, { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
     });
   }

@@ -1,4 +1,4 @@
-// Spec 4.1-4.5: create, list, get, rename and stop sessions.
+// Spec 4.1-4.5: create, list, get, rename and stop sessions; and delete one, as the original API does.
 import Router from '@koa/router';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Context } from 'koa';
@@ -48,6 +48,11 @@ export function sessionRoutes(send: Send): Router {
 
   router.post('/:sessionId/stop', async (ctx) => {
     ctx.body = await send('sessions.stop', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '' });
+  });
+
+  router.delete('/:sessionId', async (ctx) => {
+    await send('sessions.delete', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '' });
+    ctx.status = 204;
   });
 
   return router;

@@ -2,7 +2,7 @@
 // join the gateway's shared feeds and leave them when the socket goes.
 import type { WebSocket } from 'ws';
 import type { Caller, Session } from '../../bus/contracts/session.ts';
-import { ServiceError } from '../../bus/errors.ts';
+import { ServiceError, badRequest } from '../../bus/errors.ts';
 import { newId } from '../../bus/ids.ts';
 import type { Logger } from '../../bus/log.ts';
 import { parse } from '../../bus/validate.ts';
@@ -13,6 +13,7 @@ import type { Feeds } from './feeds.ts';
 import { MessageRate, WS_PROTOCOL, type ConnectionCounts, type WsLimits } from './limits.ts';
 import {
   AuthBody,
+  BARE_KEY_CHANNEL,
   PATHS,
   SubscribeBody,
   UnsubscribeBody,
@@ -171,6 +172,10 @@ export class Connection {
       throw new ServiceError(429, 'too_many_subscriptions', `at most ${limits.subscriptionsPerConnection} subscriptions per connection; unsubscribe first`);
     }
     const { session, frequency } = parseKey(key);
+    if (frequency === undefined && channel !== BARE_KEY_CHANNEL) {
+      const message = `must be ${SubscribeBody.properties.key.description}`;
+      throw badRequest('invalid_body', `body.key: ${message}`, [{ field: 'body.key', message }]);
+    }
     this.pendingSubscriptions++;
     let found: Session;
     try {
@@ -182,21 +187,28 @@ export class Connection {
     if (this.closed) return { body: null };
     const id = newId(8);
     const listener = { deliver: (type: typeof channel, ts: number, payload: string) => this.push(eventFrame(id, ts, type, payload)) };
-    this.subscriptions.set(id, this.deps.feeds.join(session, channel, frequency, listener));
-    const body = { id, channel, key };
+    // Worker states are sent as they change, whatever the frequency: a bare key shares the 1s feed.
+    this.subscriptions.set(id, this.deps.feeds.join(session, channel, frequency ?? '1s', listener));
+    // `subscriptionId` for clients of the original API; `id` for this API's.
+    const body = { id, subscriptionId: id, channel, key };
     if (channel !== 'session_worker_state') return { body };
     const stopReason = found.meta.stopReason ? { stopReason: found.meta.stopReason } : {};
     const current = JSON.stringify({ state: found.meta.workerState, at: Date.now(), ...stopReason });
     return { body, afterReply: () => this.push(eventFrame(id, Date.now(), channel, current)) };
   }
 
-  private unsubscribe(request: WsRequest): { id: string } {
-    const { id } = parse(UnsubscribeBody, request.body, 'body');
+  private unsubscribe(request: WsRequest): { id: string; subscriptionId: string } {
+    const body = parse(UnsubscribeBody, request.body, 'body');
+    const id = body.subscriptionId ?? body.id;
+    if (id === undefined || (body.id !== undefined && body.id !== id)) {
+      const message = id === undefined ? 'is required (or body.id)' : 'must be the same as body.id when both are given';
+      throw badRequest('invalid_body', `body.subscriptionId: ${message}`, [{ field: 'body.subscriptionId', message }]);
+    }
     const leave = this.subscriptions.get(id);
     if (!leave) throw new ServiceError(404, 'not_found', `no subscription ${id} on this connection`);
     leave();
     this.subscriptions.delete(id);
-    return { id };
+    return { id, subscriptionId: id };
   }
 
   private failure(request: { id?: unknown; path?: unknown }, error: unknown): string {

@@ -44,23 +44,31 @@ export type WsRequest = Static<typeof WsRequest>;
 export const AuthBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 8192 }) });
 
 const frequencyPattern = Object.keys(FREQUENCIES).join('|');
+/** The channel whose key may be the bare session id: its changes are sent as they come, never per period. */
+export const BARE_KEY_CHANNEL = 'session_worker_state';
 export const SubscribeBody = Type.Object(
   {
     channel: Type.Union(CHANNELS.map((channel) => Type.Literal(channel))),
     key: Type.String({
-      pattern: `^[^:]{1,64}:(${frequencyPattern})$`,
-      description: `sessionId:frequency, the frequency one of ${Object.keys(FREQUENCIES).join(', ')}`,
+      pattern: `^[^:]{1,64}(:(${frequencyPattern}))?$`,
+      description: `sessionId:frequency, the frequency one of ${Object.keys(FREQUENCIES).join(', ')} (the bare sessionId for ${BARE_KEY_CHANNEL})`,
     }),
   },
   { additionalProperties: false },
 );
 export type SubscribeBody = Static<typeof SubscribeBody>;
 
-export const UnsubscribeBody = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+const SubscriptionId = Type.String({ minLength: 1, maxLength: 64 });
+/** `{id}`, or `{subscriptionId}` as clients of the original API send it (both: the same id). */
+export const UnsubscribeBody = Type.Object(
+  { id: Type.Optional(SubscriptionId), subscriptionId: Type.Optional(SubscriptionId) },
+  { additionalProperties: false },
+);
 
-/** The session and frequency of a key that matched SubscribeBody's pattern. */
-export function parseKey(key: string): { session: string; frequency: Frequency } {
+/** The session and frequency of a key that matched SubscribeBody's pattern; a bare key has no frequency. */
+export function parseKey(key: string): { session: string; frequency?: Frequency } {
   const colon = key.lastIndexOf(':');
+  if (colon < 0) return { session: key };
   return { session: key.slice(0, colon), frequency: key.slice(colon + 1) as Frequency };
 }
 

@@ -2,10 +2,12 @@
 //   npx tsx ops/assets/setup.ts [--media]
 // Sources per file are declared in manifest.ts; ASSETS_MIRROR lists local folders tried first.
 import { resolve } from 'node:path';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { ensureAssets } from './install.ts';
 import { MODEL_ASSETS } from '../../actors/models/manifest.ts';
 import { MEDIA_ASSETS } from './media.ts';
+
+const config = readConfig();
 
 const args = process.argv.slice(2);
 const unknown = args.filter((arg) => arg !== '--media');

@@ -8,12 +8,14 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { startServices, type Services } from '../support/services.ts';
 import { freePort } from '../stack/ports.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';
 import { startService, waitUntil, type Service } from '../stack/process.ts';
+
+const config = readConfig();
 
 interface Histogram {
   average: number;

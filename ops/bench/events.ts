@@ -7,7 +7,7 @@
 import { createClient } from '@clickhouse/client';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { MAX_EVENTS_PER_REQUEST } from '../../bus/contracts/events.ts';
 import { sql } from '../../storage/sql.ts';
 import { startServices } from '../support/services.ts';
@@ -15,6 +15,8 @@ import { freePort } from '../stack/ports.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';
 import { percentile } from './lib/stats.ts';
+
+const config = readConfig();
 
 const [seconds = 15, concurrency = 8] = process.argv.slice(2).map(Number);
 const dir = join(config.varDir, 'bench', `events-${process.pid}`);

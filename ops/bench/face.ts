@@ -1,13 +1,15 @@
 // Face pipeline time per frame, from an RGB frame to result rows (detection, tracking, crops,
 // one batched expression call, per-second aggregation), at 640 px with one face and with six,
 // and what that costs a session at the default analysis rate.
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
 import { CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
-import { classifyExpressions } from '../../actors/face/expressions.ts';
-import { detectFaces } from '../../actors/face/yunet.ts';
+import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
 import { loadPhoto, type Photo } from '../support/face-photos.ts';
 import { cpuSecondsOf, elapsedMs, fixed, mean, percentile, printTable } from './lib/stats.ts';
+
+const config = readConfig();
+const { faces: models } = await loadAnalysisModels(config.modelsDir);
 
 const FRAMES = 150;
 const WARM_UP = 10;
@@ -32,8 +34,10 @@ interface Timing {
 async function timePipeline(photo: Photo): Promise<Pick<Timing, 'pipelineMs' | 'cpuMsPerFrame' | 'facesSeen' | 'rows'>> {
   let rows = 0;
   let facesSeen = 0;
-  const analyzer = await FaceAnalyzer.create({
+  const analyzer = new FaceAnalyzer({
     session: SESSION,
+    models,
+    fps: config.analysisFps,
     onFaceSecond: () => rows++,
     onVideoSecond: (row) => {
       rows++;
@@ -66,14 +70,14 @@ async function timeStages(photo: Photo): Promise<Pick<Timing, 'detectMs' | 'crop
   let crops = new Float32Array(0);
   for (let i = 0; i < WARM_UP + FRAMES / 3; i++) {
     let started = performance.now();
-    const faces = await detectFaces(photo.rgb, photo.width, photo.height);
+    const faces = await models.detector.detectFaces(photo.rgb, photo.width, photo.height);
     const detect = elapsedMs(started);
     started = performance.now();
     if (crops.length < faces.length * CROP_VALUES) crops = new Float32Array(faces.length * CROP_VALUES);
     faces.forEach((face, slot) => cropFace(photo.rgb, photo.width, photo.height, face, crops, slot));
     const crop = elapsedMs(started);
     started = performance.now();
-    await classifyExpressions(crops, faces.length);
+    await models.classifier.classifyExpressions(crops, faces.length);
     const classify = elapsedMs(started);
     if (i < WARM_UP) continue;
     detectMs.push(detect);

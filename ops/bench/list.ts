@@ -11,13 +11,15 @@ import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { startServices, type Services } from '../support/services.ts';
 import { freePort } from '../stack/ports.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';
 import { elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
 import { loadEvents, loadSessions, loadTranscript } from './lib/list-data.ts';
+
+const config = readConfig();
 
 interface AutocannonResult {
   requests: { average: number };

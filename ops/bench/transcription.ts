@@ -9,11 +9,13 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
 import type { LevelReport, LevelRequest } from './lib/transcription-host.ts';
 import { SAMPLE_RATE, jfkSamples, spokenSamples } from './lib/speech.ts';
 import { cpuSecondsOf, elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
+
+const config = readConfig();
 
 const TARGET_RTF = 0.1;
 const REPEATS = 3;
@@ -130,7 +132,7 @@ const dir = join(config.varDir, 'bench', `transcription-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 try {
   const clips = await loadClips(dir);
-  const stt = await SpeechToText.load();
+  const stt = await SpeechToText.load(config.modelsDir);
   const factors = await realTimeFactors(stt, clips);
   printTable(
     `Moonshine tiny real-time factor (median of ${REPEATS}, one onnxruntime thread, after one warm-up)`,

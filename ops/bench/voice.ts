@@ -8,6 +8,10 @@ import { VoiceAnalyzer } from '../../actors/voice/analyzer.ts';
 import { concat, glide, noise, seededRandom } from './lib/signals.ts';
 import { SAMPLE_RATE, jfkSamples, toPcm } from './lib/speech.ts';
 import { cpuSecondsOf, fixed, printTable } from './lib/stats.ts';
+import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { readConfig } from '../../bus/config.ts';
+
+const { voiceActivity } = await loadAnalysisModels(readConfig().modelsDir);
 
 const SECONDS = 120;
 const CHUNK_BYTES = 4096;
@@ -32,14 +36,14 @@ async function benchAudio(): Promise<Float32Array> {
 async function runAnalyzer(pcm: Buffer): Promise<{ rows: AudioSecond[]; segments: number }> {
   const rows: AudioSecond[] = [];
   let segments = 0;
-  const analyzer = await VoiceAnalyzer.create({ session: SESSION, startOffset: 0, onSecond: (row) => rows.push(row), onSegment: () => segments++ });
+  const analyzer = new VoiceAnalyzer({ session: SESSION, startOffset: 0, voiceActivity, onSecond: (row) => rows.push(row), onSegment: () => segments++ });
   for (let at = 0; at < pcm.length; at += CHUNK_BYTES) await analyzer.push(pcm.subarray(at, at + CHUNK_BYTES));
   await analyzer.flush();
   return { rows, segments };
 }
 
 async function runVadOnly(samples: Float32Array): Promise<void> {
-  const vad = await VoiceActivityDetector.create();
+  const vad = new VoiceActivityDetector(voiceActivity);
   for (let at = 0; at + VAD_STEP <= samples.length; at += VAD_STEP) await vad.step(samples.subarray(at, at + VAD_STEP));
 }
 

@@ -5,15 +5,18 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { AudioSecond } from '../../bus/contracts/rows.ts';
 import { newSessionId } from '../../bus/ids.ts';
-import { log } from '../../bus/log.ts';
+import { createLog } from '../../bus/log.ts';
 import { streams } from '../../bus/subjects.ts';
 import { RowPublisher } from '../../actors/rows.ts';
 import { ensureRowsStream } from '../../storage/rows-stream.ts';
 import { StorageWriter } from '../../storage/writer.ts';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { startBenchStack, type BenchStack } from './lib/stack.ts';
 import { elapsedMs, fixed, printTable } from './lib/stats.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+const config = readConfig();
+const log = createLog(config);
 
 const TARGET_ROWS_PER_SECOND = 100_000;
 const SESSIONS = 10;
@@ -90,7 +93,7 @@ async function runCase(stack: BenchStack, rows: number, rowsPerMessage: number) 
   const publishSeconds = await publishRows(new RowPublisher(js, log), rows, rowsPerMessage);
   const messages = await streamMessages(stack);
   const clickhouse = timingInserts(stack.clickhouse);
-  const writer = new StorageWriter(js, clickhouse.client, log);
+  const writer = new StorageWriter(js, clickhouse.client, log, { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs });
   const cpu = process.cpuUsage();
   const started = performance.now();
   await writer.start();

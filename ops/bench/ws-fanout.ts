@@ -10,10 +10,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type FaceSecond } from '../../bus/contracts/rows.ts';
 import { subjects } from '../../bus/subjects.ts';
-import { WsClient } from '../../gateway/ws/client.ts';
+import { WsClient } from '../support/ws-client.ts';
 import { startServices } from '../support/services.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';
@@ -21,23 +21,26 @@ import { freePort, portOpen } from '../stack/ports.ts';
 import { startService, waitUntil } from '../stack/process.ts';
 import { percentile } from './lib/stats.ts';
 
+const config = readConfig();
+
 if (process.argv[2] === 'serve') await serve(Number(process.argv[3]), process.argv[4] ?? '', Number(process.argv[5]));
 else await bench(Number(process.argv[2] ?? 500), Number(process.argv[3] ?? 20));
 
 /** The WebSocket server process: the gateway's attachWebSocket on a plain HTTP server. */
 async function serve(port: number, tokensFile: string, connectionsPerUser: number): Promise<void> {
   const { connectBus } = await import('../../bus/connection.ts');
-  const { log } = await import('../../bus/log.ts');
+  const { createLog } = await import('../../bus/log.ts');
+  const log = createLog(config);
   const { Authenticator } = await import('../../gateway/auth/authenticator.ts');
   const { busSender } = await import('../../gateway/routes/bus-call.ts');
   const { attachWebSocket } = await import('../../gateway/ws/server.ts');
   const { RateLimit } = await import('../../gateway/rate-limit.ts');
-  const nc = await connectBus('ws-fanout bench server');
+  const nc = await connectBus('ws-fanout bench server', config.natsUrl, log);
   const server = createServer((_, response) => response.writeHead(404).end());
   attachWebSocket(server, {
     nc,
     authenticator: new Authenticator({ tokensFile }),
-    send: busSender(nc),
+    send: busSender(nc, config.requestTimeoutMs),
     log: log.child({ component: 'ws' }),
     authFailures: new RateLimit(60, 60),
     limits: { connectionsPerUser, subscriptionsPerConnection: 50, unauthenticatedPerAddress: connectionsPerUser, messagesPerMinute: 600, idleMs: 65_000 },

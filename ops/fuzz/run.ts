@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { startServices } from '../support/services.ts';
 import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';
@@ -13,6 +13,8 @@ import { freePort } from '../stack/ports.ts';
 import { checkRestCase, restCase } from './rest.ts';
 import { FUZZ_ENV, FuzzTarget } from './target.ts';
 import { checkWsCase, wsCase } from './ws.ts';
+
+const config = readConfig();
 
 const runs = Number(process.argv[2] ?? 10_000);
 const seed = Number(process.argv[3] ?? Date.now() % 2 ** 31);

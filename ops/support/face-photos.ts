@@ -2,9 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jpeg from 'jpeg-js';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
-import { detectFaces } from '../../actors/face/yunet.ts';
+import type { FaceDetector } from '../../actors/face/yunet.ts';
+
+const config = readConfig();
 
 export interface Photo {
   rgb: Uint8Array;
@@ -18,11 +20,11 @@ export const EXPRESSION_PHOTOS = ['neutral', 'happy', 'sad', 'angry', 'fearful',
 const MAX_SIDE = 640;
 
 /** The face of each expression photo, detected and cropped as the analyser does, as one batch. */
-export async function expressionPhotoCrops(): Promise<Float32Array> {
+export async function expressionPhotoCrops(detector: FaceDetector): Promise<Float32Array> {
   const batch = new Float32Array(EXPRESSION_PHOTOS.length * CROP_VALUES);
   for (const [slot, name] of EXPRESSION_PHOTOS.entries()) {
     const photo = loadPhoto(name);
-    const [face] = await detectFaces(photo.rgb, photo.width, photo.height);
+    const [face] = await detector.detectFaces(photo.rgb, photo.width, photo.height);
     if (!face) throw new Error(`no face found in ${name}.jpg`);
     cropFace(photo.rgb, photo.width, photo.height, face, batch, slot);
   }

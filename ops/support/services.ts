@@ -5,10 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { waitForHealth } from '../../bus/health.ts';
 import { startService, waitUntil, type Service } from '../stack/process.ts';
 import { freePort } from '../stack/ports.ts';
+
+const config = readConfig();
 
 export interface TestUser {
   user: string;

@@ -1,7 +1,9 @@
 // Test speech from config.mediaDir, read without any audio library.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
+
+const config = readConfig();
 
 /** The PCM bytes of a 16 kHz mono s16le WAV file (the `data` chunk, wherever it sits). */
 export function wavPcm(wav: Buffer): Buffer {

@@ -3,13 +3,14 @@
 // through the ROWS stream instead, and the writer catches up.
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../../bus/log.ts';
 import { serve } from '../../bus/rpc.ts';
 import { queues } from '../../bus/subjects.ts';
 import { indexSession } from '../sessions-index.ts';
 
-export function serveSessionIndex(nc: NatsConnection, clickhouse: ClickHouseClient) {
+export function serveSessionIndex(nc: NatsConnection, clickhouse: ClickHouseClient, log: Logger) {
   return serve(nc, 'sessions.index', async (row) => {
     await indexSession(clickhouse, row);
     return null;
-  }, { queue: queues.api });
+  }, { queue: queues.api, log });
 }

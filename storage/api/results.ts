@@ -5,6 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { ResultRequest, TimelineQuery } from '../../bus/contracts/results.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
+import type { Logger } from '../../bus/log.ts';
 import { serve } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { elapsedSeconds, presentSession, publicRecord } from '../../bus/session-view.ts';
@@ -18,8 +19,8 @@ import {
 } from '../timelines.ts';
 import { listTranscript } from '../transcripts.ts';
 
-export function serveResults(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient) {
-  const options = { queue: queues.api };
+export function serveResults(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger) {
+  const options = { queue: queues.api, log };
   const sessionField = (record: SessionRecord, expand: 'session' | undefined) =>
     expand === 'session' ? presentSession(publicRecord(record)) : record.id;
 

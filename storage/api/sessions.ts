@@ -2,8 +2,9 @@
 // for one session; this answers for millions).
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { SessionPage } from '../../bus/contracts/session.ts';
+import { MAX_DATE_MS, type SessionPage } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
+import type { Logger } from '../../bus/log.ts';
 import { serve } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
@@ -19,6 +20,7 @@ export function serveSessionList(
   records: SessionRecords,
   clickhouse: ClickHouseClient,
   sessionMaxSeconds: number,
+  log: Logger,
 ) {
   return serve(nc, 'sessions.list', async ({ caller, query }): Promise<SessionPage> => {
     const fromMs = dateBound(query.from, 'from');
@@ -41,16 +43,20 @@ export function serveSessionList(
       return presentSession(latest ? publicRecord(latest.record) : indexed, now);
     });
     return { hasMore: page.hasMore, data, offset: query.offset, limit: query.limit };
-  }, { queue: queues.api });
+  }, { queue: queues.api, log });
 }
 
+/** A list's date bound in ms: ISO 8601 (a date alone is midnight UTC) or Unix milliseconds. */
 function dateBound(value: string | undefined, field: 'from' | 'to'): number | undefined {
   if (value === undefined) return undefined;
-  const ms = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
-  if (Number.isNaN(ms)) {
-    throw badRequest('invalid_query', `query.${field}: is not a valid date`, [
-      { field: `query.${field}`, message: 'is not a valid date' },
-    ]);
+  const invalid = (message: string) =>
+    badRequest('invalid_query', `query.${field}: ${message}`, [{ field: `query.${field}`, message }]);
+  if (/^\d+$/.test(value)) {
+    const ms = Number(value);
+    if (ms > MAX_DATE_MS) throw invalid(`must be at most ${MAX_DATE_MS} (${new Date(MAX_DATE_MS).toISOString()}) as Unix milliseconds`);
+    return ms;
   }
+  const ms = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+  if (Number.isNaN(ms)) throw invalid('is not a valid date');
   return ms;
 }

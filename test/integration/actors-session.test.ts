@@ -9,20 +9,26 @@ import { SessionActor } from '../../actors/session/actor.ts';
 import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
 import { SessionStore } from '../../actors/session/store.ts';
 import type { Child } from '../../actors/supervisor.ts';
+import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import type { WorkerResources } from '../../actors/session/worker.ts';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newId, newSessionId } from '../../bus/ids.ts';
-import { log } from '../../bus/log.ts';
+import { createLog } from '../../bus/log.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { ensureRowsStream } from '../../storage/rows-stream.ts';
+
+const config = readConfig();
+const log = createLog(config);
 
 const quiet = log.child({ test: 'actors-session' }, { level: 'silent' });
 let nc: NatsConnection;
 let store: SessionStore;
 let rows: RowPublisher;
-let speechToText: SpeechToText;
+let resources: WorkerResources;
+const TAKEOVER_MS = config.takeoverSeconds * 1000;
 const actors: SessionActor[] = [];
 
 function record(overrides: Partial<SessionRecord> = {}): SessionRecord {
@@ -62,8 +68,8 @@ function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: strin
     hostId: r.owner ?? 'host-a',
     store,
     rows,
-    speechToText,
-    egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary),
+    resources,
+    heartbeatMs: config.heartbeatSeconds * 1000,
     log: quiet,
     onGone: gone,
     startWorker,
@@ -75,11 +81,16 @@ function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: strin
 }
 
 test.before(async () => {
-  nc = await connectBus('actors-session test');
+  nc = await connectBus('actors-session test', config.natsUrl, log);
   await ensureRowsStream(await jetstreamManager(nc), config.rowsStreamMaxBytes);
   rows = new RowPublisher(jetstream(nc), quiet);
   store = await SessionStore.open(nc, jetstream(nc), rows, quiet);
-  speechToText = await SpeechToText.load();
+  resources = {
+    models: await loadAnalysisModels(config.modelsDir),
+    speechToText: await SpeechToText.load(config.modelsDir),
+    egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary),
+    pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptQueueLimit: 8 },
+  };
 });
 
 test.after(async () => {
@@ -112,13 +123,13 @@ test('compare-and-set: concurrent changes are all kept, a stale revision is refu
 test('only one host wins the takeover of a stale session', async () => {
   const stale = record({ owner: 'dead-host', healthCheckAt: Date.now() - 3_600_000 });
   await store.create(stale);
-  assert.ok(isStale(stale));
-  const claims = await Promise.all(['host-b', 'host-c', 'host-d'].map((host) => takeOver(store, stale.id, host)));
+  assert.ok(isStale(stale, TAKEOVER_MS));
+  const claims = await Promise.all(['host-b', 'host-c', 'host-d'].map((host) => takeOver(store, stale.id, host, TAKEOVER_MS)));
   const winners = claims.filter((claim) => claim !== undefined);
   assert.is(winners.length, 1);
   const now = await store.records.fresh(stale.id);
   assert.is(now?.record.owner, winners[0]?.owner);
-  assert.is(await takeOver(store, stale.id, 'host-e'), undefined, 'a fresh owner cannot be displaced');
+  assert.is(await takeOver(store, stale.id, 'host-e', TAKEOVER_MS), undefined, 'a fresh owner cannot be displaced');
 });
 
 test('the heartbeat advances meta.healthCheck while the actor owns the session', async () => {

@@ -4,7 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { badRequest } from '../../bus/errors.ts';
+import { createLog } from '../../bus/log.ts';
 import { headerText, serve } from '../../bus/rpc.ts';
+
+const quiet = createLog({ logLevel: 'silent', hostId: 'bus-rpc-errors' });
 
 let nc: NatsConnection;
 
@@ -27,7 +30,7 @@ test('an error quoting CR, LF and lone surrogates is answered, and the responder
   const message = 'a source named "evil\r\nNats-Service-Error-Code: 200\ud800" exists';
   const sub = serve(nc, 'sessions.get', async () => {
     throw badRequest('duplicate_source', message);
-  }, { subject });
+  }, { subject, log: quiet });
   const request = JSON.stringify({ caller: { user: 'u', product: 'p' }, session: 'x' });
   for (let i = 0; i < 3; i++) {
     const reply = await nc.request(subject, request, { timeout: 2000 });

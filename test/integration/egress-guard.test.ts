@@ -9,12 +9,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseAllowance } from '../../actors/egress/allowance.ts';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { makeClip } from '../support/clips.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+
+const config = readConfig();
 
 const UNREACHABLE_SECONDS = 3;
 const dir = join(config.varDir, 'test', 'streams', `egress-guard-${process.pid}`);

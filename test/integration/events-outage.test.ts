@@ -5,12 +5,14 @@ import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { startClickHouse } from '../../ops/stack/clickhouse.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import type { Service } from '../../ops/stack/process.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
+
+const config = readConfig();
 
 const dir = join(config.varDir, 'test', `events-outage-${process.pid}`);
 let nats: Service & { url: string };

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
@@ -18,6 +18,8 @@ import {
   toneSpans,
   type LiveSession,
 } from '../support/analysis.ts';
+
+const config = readConfig();
 
 interface EmotionsEntry {
   start: number;

@@ -4,13 +4,15 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { makeClip } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
+
+const config = readConfig();
 
 let services: Services;
 let rtmp: RtmpServer;

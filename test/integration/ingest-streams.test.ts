@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/ingest.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
@@ -11,6 +11,8 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { startRtspServer, type RtspServer } from '../support/streams/rtsp-server.ts';
 import { publish, waitForStream } from '../support/streams/publish.ts';
+
+const config = readConfig();
 
 const FPS = 4;
 const TONE_HZ = 440;

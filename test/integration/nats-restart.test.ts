@@ -3,10 +3,10 @@
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
-import { connectClickHouse } from '../../storage/clickhouse.ts';
+import { connectClickHouse, clickHouseServer } from '../../storage/clickhouse.ts';
 import { queryRows } from '../../storage/clickhouse.ts';
 import { sql } from '../../storage/sql.ts';
 import { makeClip } from '../support/clips.ts';
@@ -14,6 +14,8 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
+
+const config = readConfig();
 
 const dir = join(config.varDir, 'test', 'streams', `nats-restart-${process.pid}`);
 let natsPort: number;
@@ -66,7 +68,7 @@ test('a session outlives a NATS restart and loses no second of audio', async () 
   await new Promise((resolve) => setTimeout(resolve, 4000));
   const stopped = await services.api('POST', `/v1/sessions/${id}/stop`);
   assert.is(stopped.status, 200);
-  const clickhouse = connectClickHouse();
+  const clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   try {
     let coverage: { rows: number; first: number; last: number } | undefined;
     await waitUntil('rows to be written', async () => {

@@ -7,11 +7,13 @@ import * as assert from 'uvu/assert';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { subjects } from '../../bus/subjects.ts';
-import { WsClient } from '../../gateway/ws/client.ts';
+import { WsClient } from '../../ops/support/ws-client.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
+
+const config = readConfig();
 
 const REQUESTS = 6;
 const WINDOW_SECONDS = 4;

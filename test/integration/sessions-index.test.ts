@@ -3,8 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { config } from '../../bus/config.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { readConfig } from '../../bus/config.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
 import { sql } from '../../storage/sql.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
@@ -12,6 +12,8 @@ import { makeClip } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+
+const config = readConfig();
 
 let services: Services;
 let rtmp: RtmpServer;
@@ -28,7 +30,7 @@ test.before(async () => {
   publisher = publish(clip, rtmp.url('index'));
   await waitForStream(rtmp.url('index'));
   services = await startServices({ name: 'sessions-index', env: { HEARTBEAT_SECONDS: '0.5' } });
-  clickhouse = connectClickHouse();
+  clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
 });
 
 test.after(async () => {

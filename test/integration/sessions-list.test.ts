@@ -3,13 +3,16 @@
 // and a half (bursts, gaps, two created in the same millisecond, several revisions each, in
 // separate inserts so they are not merged), and every page is checked through the real
 // service against the same list computed here.
+import { readConfig } from '../../bus/config.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { indexRow } from '../../bus/session-view.ts';
-import { connectClickHouse, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { connectClickHouse, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
+
+const config = readConfig();
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -22,7 +25,7 @@ const latest = new Map<string, SessionRecord>();
 
 test.before(async () => {
   services = await startServices({ name: 'sessions-list' });
-  clickhouse = connectClickHouse();
+  clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   await seed(services.users.alice.user);
 });
 

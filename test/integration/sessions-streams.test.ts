@@ -1,11 +1,12 @@
 // Sessions on real streams: local RTMP, RTMPS and RTSP servers, real ffmpeg, real hosts.
+import { createLog } from '../../bus/log.ts';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Ingest, type IngestExit } from '../../actors/ingest/ingest.ts';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { subjects } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
@@ -15,6 +16,9 @@ import { startServices, type Services } from '../../ops/support/services.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtspServer, type RtspServer } from '../support/streams/rtsp-server.ts';
+
+const config = readConfig();
+const log = createLog(config);
 
 const UNREACHABLE_SECONDS = 4;
 const clipsDir = join(config.varDir, 'test', 'clips');
@@ -70,7 +74,7 @@ test.before(async () => {
       STREAM_TLS_CA_FILE: rtmp.certificate,
     },
   });
-  nc = await connectBus('sessions-streams test');
+  nc = await connectBus('sessions-streams test', config.natsUrl, log);
 });
 
 test.after(async () => {

@@ -7,17 +7,20 @@ import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { RowPublisher } from '../../actors/rows.ts';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { newSessionId } from '../../bus/ids.ts';
-import { log } from '../../bus/log.ts';
+import { createLog } from '../../bus/log.ts';
 import { streams, subjects } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
 import { DEAD_ROW_HEADERS } from '../../storage/dead-letter.ts';
 import { ensureRowsStream } from '../../storage/rows-stream.ts';
 import { StorageService } from '../../storage/service.ts';
 import { sql } from '../../storage/sql.ts';
+
+const config = readConfig();
+const log = createLog(config);
 
 const quiet = log.child({ component: 'storage-poison' });
 quiet.level = 'silent';
@@ -31,10 +34,11 @@ let clickhouse: ClickHouseClient;
 let storage: StorageService | undefined;
 
 const startStorage = async () =>
-  (storage = await StorageService.start(await connectBus('storage-poison storage'), {
+  (storage = await StorageService.start(await connectBus('storage-poison storage', config.natsUrl, log), {
     id: `storage-poison-${process.pid}`,
+    clickhouse: clickHouseServer(config),
     database,
-    writer: true,
+    writer: { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs },
     rowsStreamMaxBytes: config.rowsStreamMaxBytes,
     sessionMaxSeconds: config.sessionMaxSeconds,
   }, quiet));
@@ -63,11 +67,11 @@ async function deadRows(session: string): Promise<{ subject: string; reason: str
 }
 
 test.before(async () => {
-  nc = await connectBus('storage-poison test');
+  nc = await connectBus('storage-poison test', config.natsUrl, log);
   js = jetstream(nc);
   jsm = await jetstreamManager(nc);
   await startStorage();
-  clickhouse = connectClickHouse(database);
+  clickhouse = connectClickHouse(clickHouseServer(config), database);
   await clickhouse.command({ query: 'ALTER TABLE speech_segments MODIFY COLUMN text FixedString(8)' });
 });
 

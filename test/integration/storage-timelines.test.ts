@@ -1,10 +1,10 @@
 // The timeline arithmetic on hand-made rows, computed by the real queries in ClickHouse.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
 import { newSessionId } from '../../bus/ids.ts';
-import { connectClickHouse, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { connectClickHouse, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
 import { migrate } from '../../storage/migrations.ts';
 import { columnsOf } from '../../storage/tables.ts';
 import {
@@ -14,6 +14,8 @@ import {
   intervalOf,
   sentimentTimeline,
 } from '../../storage/timelines.ts';
+
+const config = readConfig();
 
 let clickhouse: ClickHouseClient;
 const session = newSessionId();
@@ -29,10 +31,10 @@ async function insert(kind: 'audio' | 'face' | 'video' | 'speech', rows: object[
 }
 
 test.before(async () => {
-  const admin = connectClickHouse(null);
+  const admin = connectClickHouse(clickHouseServer(config), null);
   await migrate(admin, config.clickhouseDatabase);
   await admin.close();
-  clickhouse = connectClickHouse();
+  clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   // Seconds 0-9 analysed; faces: track 1 happy in 0-5, track 2 sad in 2-3 and surprised in 6;
   // seconds 7-9 video without faces; nothing at all from 10 to 19; audio in 20-24.
   await insert('video', Array.from({ length: 10 }, (_, second) => ({ session, second, frames: 4, faces: 0, dropped: 0 })));

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { makeClip, speak, type ClipSpec } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import type { RtmpServer } from '../support/streams/rtmp-server.ts';
@@ -17,6 +17,8 @@ import {
   stopSession,
   type LiveSession,
 } from '../support/analysis.ts';
+
+const config = readConfig();
 
 // Sentences whose sentiment words survive espeak and Moonshine.
 const POSITIVE = 'What a great and wonderful day. I am so happy.';

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { startClickHouse, type ClickHouseOptions } from '../../ops/stack/clickhouse.ts';
 import type { Service } from '../../ops/stack/process.ts';
 import { sql } from '../../storage/sql.ts';
@@ -22,6 +22,8 @@ import {
   stopSession,
   type LiveSession,
 } from '../support/analysis.ts';
+
+const config = readConfig();
 
 const OUTAGE_MS = 10_000;
 

@@ -4,15 +4,17 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { config } from '../../bus/config.ts';
-import { connectClickHouse, queryRows } from '../../storage/clickhouse.ts';
+import { readConfig } from '../../bus/config.ts';
+import { connectClickHouse, queryRows, clickHouseServer } from '../../storage/clickhouse.ts';
 import { sql } from '../../storage/sql.ts';
-import { WsClient, type PushedEvent } from '../../gateway/ws/client.ts';
+import { WsClient, type PushedEvent } from '../../ops/support/ws-client.ts';
 import { makeClip } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
+
+const config = readConfig();
 
 const TONE_HZ = 220;
 let services: Services;
@@ -102,7 +104,7 @@ test("the analysts' queries run on the session's rows", async () => {
   });
   assert.is(posted.status, 201);
   const user = services.users.alice.user;
-  const clickhouse = connectClickHouse();
+  const clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   try {
     // Rows reach ClickHouse through the writer: wait until the events are in.
     const deadline = Date.now() + 20_000;

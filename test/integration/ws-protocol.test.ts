@@ -7,17 +7,20 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { config } from '../../bus/config.ts';
-import { log } from '../../bus/log.ts';
+import { readConfig } from '../../bus/config.ts';
+import { createLog } from '../../bus/log.ts';
 import { Authenticator } from '../../gateway/auth/authenticator.ts';
 import { RateLimit } from '../../gateway/rate-limit.ts';
 import { busSender } from '../../gateway/routes/bus-call.ts';
-import { WsClient } from '../../gateway/ws/client.ts';
+import { WsClient } from '../../ops/support/ws-client.ts';
 import { attachWebSocket } from '../../gateway/ws/server.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import type { WsLimits } from '../../gateway/ws/limits.ts';
 import { connect as connectTcp } from 'node:net';
 import { startServices, type Services } from '../../ops/support/services.ts';
+
+const config = readConfig();
+const log = createLog(config);
 
 let services: Services;
 let wsUrl: string;
@@ -245,7 +248,7 @@ test('silence closes the socket; requests keep it open (short idle limit, in-pro
   const ws = attachWebSocket(server, {
     nc,
     authenticator: new Authenticator({ tokensFile: tokens }),
-    send: busSender(nc),
+    send: busSender(nc, config.requestTimeoutMs),
     log: log.child({ component: 'ws-test' }),
     authFailures: new RateLimit(60, 60),
     limits: { ...LIMITS, idleMs: 600 },

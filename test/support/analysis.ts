@@ -3,11 +3,13 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import type { Services } from '../../ops/support/services.ts';
 import { publish, waitForStream, type Publisher } from './streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from './streams/rtmp-server.ts';
+
+const config = readConfig();
 
 export const clipsDir = join(config.varDir, 'test', 'clips');
 

@@ -1,7 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Actor } from '../../actors/actor.ts';
-import { log } from '../../bus/log.ts';
+import { createLog } from '../../bus/log.ts';
+import { readConfig } from '../../bus/config.ts';
+
+const config = readConfig();
+const log = createLog(config);
 
 class Recorder extends Actor<{ n: number; delay: number; fail?: boolean }> {
   readonly handled: number[] = [];

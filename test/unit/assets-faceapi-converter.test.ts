@@ -2,13 +2,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { MODEL_FILES } from '../../actors/models/files.ts';
+import { FaceDetector } from '../../actors/face/yunet.ts';
 import { loadModel, ort } from '../../actors/models/onnx.ts';
 import { CROP_SIDE } from '../../actors/face/crop.ts';
 import { convertFaceExpressionModel } from '../../ops/assets/faceapi-to-onnx.ts';
 import { extractFile, packTarball } from '../../ops/assets/npm-pack.ts';
 import { EXPRESSION_PHOTOS, expressionPhotoCrops } from '../../ops/support/face-photos.ts';
+
+const config = readConfig();
 
 const cacheDir = resolve(config.varDir, 'assets-cache');
 let work = '';
@@ -32,9 +35,9 @@ test('the converted model agrees with the reference model on real face crops', a
   await convertFaceExpressionModel(manifest, join(work, 'again.onnx'));
   assert.ok((await readFile(join(work, 'converted.onnx'))).equals(await readFile(join(work, 'again.onnx'))), 'same bytes every run');
 
-  const converted = await loadModel('converted.onnx', work);
-  const reference = await loadModel(MODEL_FILES.expressions);
-  const input = new ort.Tensor('float32', await expressionPhotoCrops(), [EXPRESSION_PHOTOS.length, 3, CROP_SIDE, CROP_SIDE]);
+  const converted = await loadModel(join(work, 'converted.onnx'));
+  const reference = await loadModel(join(config.modelsDir, MODEL_FILES.expressions));
+  const input = new ort.Tensor('float32', await expressionPhotoCrops(new FaceDetector(await loadModel(join(config.modelsDir, MODEL_FILES.faceDetector)))), [EXPRESSION_PHOTOS.length, 3, CROP_SIDE, CROP_SIDE]);
   const ours = await converted.run({ input });
   const theirs = await reference.run({ input });
   for (const output of ['probs', 'logits']) {

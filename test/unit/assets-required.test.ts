@@ -1,15 +1,18 @@
+import { readConfig } from '../../bus/config.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MODEL_FILES } from '../../actors/models/files.ts';
 import { assertModels } from '../../actors/models/required.ts';
 
+const config = readConfig();
+
 test('the installed models pass the start-up check', async () => {
-  await assertModels(Object.values(MODEL_FILES));
+  await assertModels(config.modelsDir, Object.values(MODEL_FILES));
 });
 
 test('a model that is not there names itself and the way to get it', async () => {
   try {
-    await assertModels(['not_a_model.onnx']);
+    await assertModels(config.modelsDir, ['not_a_model.onnx']);
     assert.unreachable('an unknown model must not pass');
   } catch (error) {
     assert.match((error as Error).message, 'not_a_model.onnx');

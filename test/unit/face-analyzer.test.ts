@@ -3,16 +3,21 @@ import * as assert from 'uvu/assert';
 import { Value } from '@sinclair/typebox/value';
 import { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
+import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { readConfig } from '../../bus/config.ts';
 import { EMOTION_OF_CLASS } from '../../actors/face/emotions.ts';
 import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
 
 const SESSION = '65f0c0ffee0123456789abcd';
+const { faces: models } = await loadAnalysisModels(readConfig().modelsDir);
 
 async function analyzer() {
   const faces: FaceSecond[] = [];
   const videos: VideoSecond[] = [];
-  const instance = await FaceAnalyzer.create({
+  const instance = new FaceAnalyzer({
     session: SESSION,
+    models,
+    fps: 4,
     onFaceSecond: (row) => faces.push(row),
     onVideoSecond: (row) => videos.push(row),
   });

@@ -2,13 +2,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CROP_SIDE, CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
 import { EXPRESSION_CLASSES } from '../../actors/face/emotions.ts';
-import { CLASS_COUNT, classifyExpressions, expressionCalls } from '../../actors/face/expressions.ts';
+import { CLASS_COUNT } from '../../actors/face/expressions.ts';
+import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { readConfig } from '../../bus/config.ts';
 import { EXPRESSION_PHOTOS, expressionPhotoCrops } from '../../ops/support/face-photos.ts';
 
+const { faces: models } = await loadAnalysisModels(readConfig().modelsDir);
 
 test('each expression photo gets its own label as top class, in one batched call', async () => {
-  const batch = await expressionPhotoCrops();
-  const probabilities = await classifyExpressions(batch, EXPRESSION_PHOTOS.length);
+  const batch = await expressionPhotoCrops(models.detector);
+  const probabilities = await models.classifier.classifyExpressions(batch, EXPRESSION_PHOTOS.length);
   assert.is(probabilities.length, EXPRESSION_PHOTOS.length * CLASS_COUNT);
   for (const [slot, name] of EXPRESSION_PHOTOS.entries()) {
     const row = Array.from(probabilities.subarray(slot * CLASS_COUNT, (slot + 1) * CLASS_COUNT));
@@ -18,22 +21,22 @@ test('each expression photo gets its own label as top class, in one batched call
 });
 
 test('a face classifies the same alone and within a batch', async () => {
-  const batch = await expressionPhotoCrops();
-  const together = await classifyExpressions(batch, EXPRESSION_PHOTOS.length);
-  const alone = await classifyExpressions(batch, 1);
+  const batch = await expressionPhotoCrops(models.detector);
+  const together = await models.classifier.classifyExpressions(batch, EXPRESSION_PHOTOS.length);
+  const alone = await models.classifier.classifyExpressions(batch, 1);
   for (let c = 0; c < CLASS_COUNT; c++) assert.ok(Math.abs(alone[c]! - together[c]!) < 1e-5);
-  assert.is((await classifyExpressions(batch, 0)).length, 0);
+  assert.is((await models.classifier.classifyExpressions(batch, 0)).length, 0);
 });
 
 test('requests from several sessions at once share inference calls, each getting its own faces', async () => {
-  const batch = await expressionPhotoCrops();
-  const alone = await classifyExpressions(batch, EXPRESSION_PHOTOS.length);
+  const batch = await expressionPhotoCrops(models.detector);
+  const alone = await models.classifier.classifyExpressions(batch, EXPRESSION_PHOTOS.length);
   // Seven "sessions", each with the one face of its own photo, asking at the same moment.
   const sessions = EXPRESSION_PHOTOS.map((_, slot) => batch.slice(slot * CROP_VALUES, (slot + 1) * CROP_VALUES));
-  const before = { ...expressionCalls };
-  const answers = await Promise.all(sessions.map((crops) => classifyExpressions(crops, 1)));
-  const calls = expressionCalls.calls - before.calls;
-  assert.is(expressionCalls.items - before.items, EXPRESSION_PHOTOS.length);
+  const before = { ...models.classifier.stats };
+  const answers = await Promise.all(sessions.map((crops) => models.classifier.classifyExpressions(crops, 1)));
+  const calls = models.classifier.stats.calls - before.calls;
+  assert.is(models.classifier.stats.items - before.items, EXPRESSION_PHOTOS.length);
   assert.ok(calls < EXPRESSION_PHOTOS.length, `${calls} calls for ${EXPRESSION_PHOTOS.length} requests`);
   answers.forEach((answer, slot) => {
     assert.is(answer.length, CLASS_COUNT);

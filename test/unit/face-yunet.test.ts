@@ -1,12 +1,16 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decodeYunet, detectFaces, detectionCalls, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
+import { decodeYunet, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
+import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { readConfig } from '../../bus/config.ts';
 import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
+
+const { detector } = (await loadAnalysisModels(readConfig().modelsDir)).faces;
 
 test('finds the six faces of the group photo', async () => {
   const photo = loadPhoto('faces');
   assert.ok(Math.max(photo.width, photo.height) <= 640);
-  const faces = await detectFaces(photo.rgb, photo.width, photo.height);
+  const faces = await detector.detectFaces(photo.rgb, photo.width, photo.height);
   assert.is(faces.length, 6);
   for (const face of faces) {
     assert.ok(face.score >= 0.6 && face.score <= 1);
@@ -24,7 +28,7 @@ test('finds the six faces of the group photo', async () => {
 test('finds exactly one face in each single-face photo', async () => {
   for (const name of EXPRESSION_PHOTOS) {
     const photo = loadPhoto(name);
-    const faces = await detectFaces(photo.rgb, photo.width, photo.height);
+    const faces = await detector.detectFaces(photo.rgb, photo.width, photo.height);
     assert.is(faces.length, 1, name);
   }
 });
@@ -32,18 +36,18 @@ test('finds exactly one face in each single-face photo', async () => {
 test('frames of one size from several sessions share model calls, each getting its own faces', async () => {
   const group = loadPhoto('faces');
   const blank = { rgb: new Uint8Array(group.rgb.length).fill(128), width: group.width, height: group.height };
-  const alone = await detectFaces(group.rgb, group.width, group.height);
-  const before = { ...detectionCalls };
+  const alone = await detector.detectFaces(group.rgb, group.width, group.height);
+  const before = { ...detector.stats };
   const frames = [group, blank, group, blank];
-  const found = await Promise.all(frames.map((f) => detectFaces(f.rgb, f.width, f.height)));
-  assert.is(detectionCalls.items - before.items, frames.length);
-  assert.ok(detectionCalls.calls - before.calls < frames.length, `${detectionCalls.calls - before.calls} calls`);
+  const found = await Promise.all(frames.map((f) => detector.detectFaces(f.rgb, f.width, f.height)));
+  assert.is(detector.stats.items - before.items, frames.length);
+  assert.ok(detector.stats.calls - before.calls < frames.length, `${detector.stats.calls - before.calls} calls`);
   assert.equal(found.map((faces) => faces.length), [6, 0, 6, 0]);
   found[2]!.forEach((face, i) => assert.ok(Math.abs(face.x - alone[i]!.x) < 0.01 && Math.abs(face.score - alone[i]!.score) < 1e-4));
 });
 
 test('finds nothing in a blank frame', async () => {
-  assert.equal(await detectFaces(new Uint8Array(320 * 240 * 3).fill(128), 320, 240), []);
+  assert.equal(await detector.detectFaces(new Uint8Array(320 * 240 * 3).fill(128), 320, 240), []);
 });
 
 test('input is planar BGR, zero-padded to multiples of 32', () => {

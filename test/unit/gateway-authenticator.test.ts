@@ -5,8 +5,10 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { Authenticator, bearerToken } from '../../gateway/auth/authenticator.ts';
+
+const config = readConfig();
 
 const SECRET = 'a-test-secret-of-at-least-32-bytes!!';
 const dir = join(config.varDir, 'test', 'unit', `gateway-auth-${process.pid}`);

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import {
   INPUT_PROTOCOLS,
   analysisSize,
@@ -13,6 +13,8 @@ import {
   streamScheme,
 } from '../../actors/ingest/ffmpeg-args.ts';
 import { StderrReader, parseStreamLine } from '../../actors/ingest/stream-info.ts';
+
+const config = readConfig();
 
 const run = promisify(execFile);
 

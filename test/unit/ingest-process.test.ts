@@ -1,8 +1,10 @@
 // The ffmpeg process lifecycle around the media: bad options, a missing binary, stop().
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
 import { Ingest, type IngestExit } from '../../actors/ingest/ingest.ts';
+
+const config = readConfig();
 
 test('rejects a URI it must not open, before starting anything', () => {
   for (const uri of ['file:///etc/passwd', 'http://127.0.0.1/a.flv', 'concat:a|b']) {

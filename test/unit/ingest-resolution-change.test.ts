@@ -8,7 +8,9 @@ import type { Readable } from 'node:stream';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { analysisSize, buildIngestArgs, VIDEO_FD } from '../../actors/ingest/ffmpeg-args.ts';
-import { config } from '../../bus/config.ts';
+import { readConfig } from '../../bus/config.ts';
+
+const config = readConfig();
 
 const FPS = 4;
 const SECONDS_EACH = 2;

@@ -1,7 +1,10 @@
+import { readConfig } from '../../bus/config.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
+
+const config = readConfig();
 
 const JFK = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 
@@ -30,7 +33,7 @@ test('word error rate counts substitutions, insertions and deletions', () => {
 
 test('the JFK sample is transcribed with under 10% word errors, faster than real time', async () => {
   const samples = pcmToFloat(await jfkPcm());
-  const stt = await SpeechToText.load();
+  const stt = await SpeechToText.load(config.modelsDir);
   const started = performance.now();
   const text = await stt.transcribe(samples);
   const seconds = (performance.now() - started) / 1000;
@@ -40,7 +43,7 @@ test('the JFK sample is transcribed with under 10% word errors, faster than real
 });
 
 test('silence and too-short input give no text', async () => {
-  const stt = await SpeechToText.load();
+  const stt = await SpeechToText.load(config.modelsDir);
   assert.is(await stt.transcribe(new Float32Array(2 * 16000)), '');
   assert.is(await stt.transcribe(new Float32Array(100)), '');
 });

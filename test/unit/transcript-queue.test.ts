@@ -1,3 +1,4 @@
+import { readConfig } from '../../bus/config.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { SpeechSegment } from '../../bus/contracts/rows.ts';
@@ -5,6 +6,8 @@ import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
 import { TranscriptQueue } from '../../actors/transcript/queue.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
+
+const config = readConfig();
 
 const SESSION = '0123456789abcdef01234567';
 
@@ -23,7 +26,7 @@ function collect(limit: number, stt: SpeechToText) {
 }
 
 test('over the limit the oldest waiting segment is dropped and counted', async () => {
-  const stt = await SpeechToText.load();
+  const stt = await SpeechToText.load(config.modelsDir);
   const [first, second, third, fourth] = await phrases();
   const { queue, rows, drops } = collect(1, stt);
   // The first starts at once; the others wait, one at a time, so the second and third are dropped.
@@ -37,7 +40,7 @@ test('over the limit the oldest waiting segment is dropped and counted', async (
 });
 
 test('close transcribes everything waiting; silence gives no row', async () => {
-  const stt = await SpeechToText.load();
+  const stt = await SpeechToText.load(config.modelsDir);
   const [first, , third] = await phrases();
   const { queue, rows, drops } = collect(8, stt);
   queue.push(first!);

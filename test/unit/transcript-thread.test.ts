@@ -1,10 +1,13 @@
+import { readConfig } from '../../bus/config.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ThreadedSpeechToText } from '../../actors/transcript/threaded.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
+const config = readConfig();
+
 test('the speech thread transcribes off the main thread, and the event loop keeps turning', async () => {
-  const stt = await ThreadedSpeechToText.start();
+  const stt = await ThreadedSpeechToText.start(config.modelsDir);
   try {
     const samples = pcmToFloat(await jfkPcm());
     let ticks = 0;

@@ -5,6 +5,10 @@ import { VoiceAnalyzer, type SpeechAudio } from '../../actors/voice/analyzer.ts'
 import { levelDbfs, SILENCE_DBFS } from '../../actors/voice/level.ts';
 import { S16Decoder } from '../../actors/voice/pcm.ts';
 import { jfkPcm } from '../../ops/support/voice-media.ts';
+import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { readConfig } from '../../bus/config.ts';
+
+const { voiceActivity } = await loadAnalysisModels(readConfig().modelsDir);
 
 const SESSION = '0123456789abcdef01234567';
 
@@ -17,7 +21,7 @@ function tonePcm(hz: number, amplitude: number, seconds: number): Buffer {
 async function analyse(chunks: Buffer[], startOffset = 0): Promise<{ rows: AudioSecond[]; segments: SpeechAudio[] }> {
   const rows: AudioSecond[] = [];
   const segments: SpeechAudio[] = [];
-  const analyzer = await VoiceAnalyzer.create({ session: SESSION, startOffset, onSecond: (row) => rows.push(row), onSegment: (segment) => segments.push(segment) });
+  const analyzer = new VoiceAnalyzer({ session: SESSION, startOffset, voiceActivity, onSecond: (row) => rows.push(row), onSegment: (segment) => segments.push(segment) });
   for (const chunk of chunks) await analyzer.push(chunk);
   await analyzer.flush();
   return { rows, segments };

@@ -3,6 +3,10 @@ import * as assert from 'uvu/assert';
 import { VoiceAnalyzer, type SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { SpeechSegmenter } from '../../actors/voice/segmenter.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
+import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { readConfig } from '../../bus/config.ts';
+
+const { voiceActivity } = await loadAnalysisModels(readConfig().modelsDir);
 
 const RATE = 16000;
 const WINDOW = 0.02 * RATE;
@@ -51,7 +55,7 @@ test('segments start and end where the speech does, around inserted silences', a
   }
 
   const segments: SpeechAudio[] = [];
-  const analyzer = await VoiceAnalyzer.create({ session: '0123456789abcdef01234567', startOffset: 0, onSecond: () => {}, onSegment: (s) => segments.push(s) });
+  const analyzer = new VoiceAnalyzer({ session: '0123456789abcdef01234567', startOffset: 0, voiceActivity, onSecond: () => {}, onSegment: (s) => segments.push(s) });
   await analyzer.push(Buffer.concat(pieces));
   await analyzer.flush();
 

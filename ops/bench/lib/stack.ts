@@ -5,12 +5,14 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { config } from '../../../bus/config.ts';
+import { readConfig } from '../../../bus/config.ts';
 import { migrate } from '../../../storage/migrations.ts';
 import { freePort } from '../../stack/ports.ts';
 import { startClickHouse } from '../../stack/clickhouse.ts';
 import { startNats } from '../../stack/nats.ts';
 import type { Service } from '../../stack/process.ts';
+
+const config = readConfig();
 
 export const BENCH_DATABASE = 'emotions_bench';
 

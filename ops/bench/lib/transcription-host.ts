@@ -3,10 +3,12 @@
 // core), running its share of the sessions on a schedule common to every host process.
 // Driven over IPC by ops/bench/transcription.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { config } from '../../../bus/config.ts';
+import { readConfig } from '../../../bus/config.ts';
 import { SpeechToText, type Transcriber } from '../../../actors/transcript/moonshine.ts';
 import { TranscriptQueue } from '../../../actors/transcript/queue.ts';
 import { SAMPLE_RATE } from './speech.ts';
+
+const config = readConfig();
 
 export interface LevelRequest {
   clips: Float32Array[];
@@ -74,7 +76,7 @@ async function runLevel(stt: SpeechToText, request: LevelRequest): Promise<Level
   };
 }
 
-const stt = await SpeechToText.load();
+const stt = await SpeechToText.load(config.modelsDir);
 process.on('message', (request: LevelRequest | 'exit') => {
   if (request === 'exit') process.exit(0);
   runLevel(stt, request).then(

@@ -1,7 +1,7 @@
 // A small client of the WebSocket API, for tools, benchmarks and tests: requests are matched
 // to their replies by id; pushed data is handed to `onEvent` and kept for `nextEvent`.
 import WebSocket, { type ClientOptions } from 'ws';
-import { PATHS, type Reply } from './protocol.ts';
+import { PATHS, type Reply } from '../../gateway/ws/protocol.ts';
 
 export type PushedEvent = [subscription: string, ts: number, type: string, payload: any];
 

@@ -1,0 +1,81 @@
+// Removing a finished session's stored rows, from every table that holds rows of one session.
+// ClickHouse 18.16 removes rows only by ALTER TABLE ... DELETE: a mutation, which rewrites the
+// parts holding them in the background. Each condition names the table's partition key, so a
+// ClickHouse that prunes partitions rewrites only the session's month.
+//
+// session_spans is left alone: it holds one aggregate per user (first and last creation time,
+// a row count), no row of any session, and only sizes the windows a list reads; a deleted
+// session leaves it a little wider and a little denser than the user's sessions are.
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SessionRecord } from '../bus/contracts/session.ts';
+import { unavailable } from '../bus/errors.ts';
+import { sessionDay } from '../bus/ids.ts';
+import { ROW_KINDS, streams, subjects } from '../bus/subjects.ts';
+import { queryRows } from './clickhouse.ts';
+import { sql } from './sql.ts';
+import { tableOf } from './tables.ts';
+
+// A stopped worker still flushes its last seconds (and waiting transcripts) onto ROWS.
+const SETTLE_MS = 2000;
+// The reply must still reach the caller before its wait ends.
+const REPLY_MARGIN_MS = 300;
+const POLL_MS = 100;
+
+/** Each table with rows of the session, and the condition that picks them. */
+export function sessionRows(record: Pick<SessionRecord, 'id' | 'createdAt'>): { table: string; where: string }[] {
+  const byDay = sql`day = ${sessionDay(record.id)} AND session = ${record.id}`;
+  const results = ROW_KINDS.filter((kind) => kind !== 'session').map(tableOf);
+  return [
+    ...[...results, 'event_spans'].map((table) => ({ table, where: byDay })),
+    // The index: every revision shares the creation second, `created`, its partition key.
+    { table: 'sessions', where: sql`created = toDateTime(${Math.floor(record.createdAt / 1000)}) AND id = ${record.id}` },
+  ];
+}
+
+/**
+ * Waits until every row of the session has left ROWS (a work queue: a message goes when the
+ * writer acknowledges it, after ClickHouse has it), then deletes the session's rows and waits
+ * for the mutations until just before `deadline`. A mutation still running then finishes on
+ * its own. Refused (503, nothing deleted) if the rows do not arrive in time.
+ */
+export async function purgeSession(
+  clickhouse: ClickHouseClient,
+  jsm: JetStreamManager,
+  record: SessionRecord,
+  deadline: number,
+): Promise<void> {
+  const until = deadline - REPLY_MARGIN_MS;
+  const settled = async () => Date.now() >= (record.finishedAt ?? 0) + SETTLE_MS && (await rowsOnTheWay(jsm, record.id)) === 0;
+  if (!(await waitFor(settled, until))) {
+    throw unavailable('rows of this session are still on their way to storage; nothing was deleted, retry shortly');
+  }
+  for (const { table, where } of sessionRows(record)) {
+    await clickhouse.command({ query: `ALTER TABLE ${table} DELETE WHERE ${where}` });
+  }
+  await waitFor(async () => (await mutationsRunning(clickhouse, record.id)) === 0, until);
+}
+
+async function rowsOnTheWay(jsm: JetStreamManager, session: string): Promise<number> {
+  const info = await jsm.streams.info(streams.rows, { subjects_filter: subjects.rowsOfSession(session) });
+  return Object.values(info.state.subjects ?? {}).reduce((sum, count) => sum + count, 0);
+}
+
+async function mutationsRunning(clickhouse: ClickHouseClient, session: string): Promise<number> {
+  const [row] = await queryRows<{ running: number }>(
+    clickhouse,
+    sql`SELECT count() AS running FROM system.mutations
+        WHERE database = currentDatabase() AND is_done = 0 AND position(command, ${session}) > 0`,
+  );
+  return Number(row?.running ?? 0);
+}
+
+/** Polls `condition` until it holds (true) or `until` passes (false). */
+async function waitFor(condition: () => Promise<boolean>, until: number): Promise<boolean> {
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() + POLL_MS > until) return false;
+    await sleep(POLL_MS);
+  }
+}

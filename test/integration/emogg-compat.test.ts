@@ -1,0 +1,304 @@
+// Clients written for the original API (Emogg's public one) work unchanged, and the forms this
+// API had before still work: `expand[]=session`, list bounds in Unix milliseconds, the
+// WebSocket `subscriptionId`, a bare session id as the worker-state key, and
+// DELETE /v1/sessions/:id end to end, from a live stream's rows in ClickHouse to none.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { readConfig } from '../../bus/config.ts';
+import { WsClient } from '../../ops/support/ws-client.ts';
+import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
+import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { sql } from '../../storage/sql.ts';
+import { clipsDir, startLiveSession, startStreamServer, stopSession, type LiveSession } from '../support/analysis.ts';
+import { makeClip } from '../support/clips.ts';
+import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+
+const config = readConfig();
+const CLOSED_STREAM = 'rtmp://127.0.0.1:9/live/compat';
+const RESULT_PATHS = ['emotions', 'emotions/timeline', 'audio/features', 'audio/transcription-sentiment'];
+
+let services: Services;
+let rtmp: RtmpServer | undefined;
+let live: LiveSession | undefined;
+/** A second session on the same stream: what deleting the first must leave alone. */
+let other: string;
+let clickhouse: ClickHouseClient;
+let ws: WsClient | undefined;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test.before(async () => {
+  try {
+    // A happy face and speech: rows in every result table (faces, video, audio, transcript).
+    const clip = await makeClip(
+      {
+        width: 640, height: 480, fps: 10, seconds: 14,
+        video: { type: 'images', images: [{ image: join(config.mediaDir, 'faces', 'happy.jpg'), seconds: 14 }] },
+        audio: { type: 'wavs', parts: [{ wav: join(config.mediaDir, 'speech', 'jfk.wav') }, { silence: 3 }] },
+      },
+      clipsDir,
+    );
+    services = await startServices({ name: 'emogg-compat' });
+    rtmp = await startStreamServer('emogg-compat');
+    live = await startLiveSession(services, rtmp, 'compat', clip);
+    const created = await services.api('POST', '/v1/sessions', { body: { name: 'other', streamUri: live.streamUri } });
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    other = created.body._id;
+    await services.waitForSession(other, (session) => session.meta.workerState === 'working', 60_000);
+    clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
+  } catch (error) {
+    // uvu does not show what a `before` hook threw.
+    console.error(error);
+    throw error;
+  }
+});
+
+test.after(async () => {
+  ws?.close();
+  await clickhouse?.close();
+  await services?.stop();
+  await live?.publisher.stop();
+  await rtmp?.stop();
+});
+
+/** Asserts a 400 whose message and details name `field`. */
+function assertNames(reply: Reply, field: string): void {
+  assert.is(reply.status, 400, JSON.stringify(reply.body));
+  assert.ok(reply.body.message.startsWith(`${field}:`), reply.body.message);
+  assert.ok(reply.body.details.some((d: { field: string }) => d.field === field), JSON.stringify(reply.body));
+}
+
+test('expand: expand=session, expand[]=session and repeats of either return the session object', async () => {
+  const id = live!.id;
+  for (const path of RESULT_PATHS) {
+    const url = `/v1/sessions/${id}/${path}`;
+    const plain = await services.api('GET', url);
+    assert.is(plain.status, 200, JSON.stringify(plain.body));
+    assert.is(plain.body.session, id);
+    for (const query of ['expand=session', 'expand[]=session', 'expand%5B%5D=session', 'expand[]=session&expand[]=session', 'expand=session&expand[]=session', 'expand=session&expand=session']) {
+      const reply = await services.api('GET', `${url}?${query}`);
+      assert.is(reply.status, 200, `${url}?${query}: ${JSON.stringify(reply.body)}`);
+      assert.is(reply.body.session._id, id, `${url}?${query}`);
+      assert.is(reply.body.session.user, services.users.alice.user);
+    }
+    assertNames(await services.api('GET', `${url}?expand=sessions`), 'query.expand');
+    assertNames(await services.api('GET', `${url}?expand[]=user`), 'query.expand[]');
+    assertNames(await services.api('GET', `${url}?expand[]=session&expand[]=other`), 'query.expand[]');
+    assertNames(await services.api('GET', `${url}?expand[]=`), 'query.expand[]');
+    assertNames(await services.api('GET', `${url}?expand=x&expand[]=session`), 'query.expand');
+  }
+  // Another user's session stays a 404 in every form.
+  const bob = await services.api('GET', `/v1/sessions/${id}/emotions?expand[]=session`, { token: services.users.bob.token });
+  assert.is(bob.status, 404);
+});
+
+test('list: from and to in ISO 8601 or Unix milliseconds select the same sessions', async () => {
+  const { token } = services.users.bob;
+  const made = [];
+  for (const name of ['first', 'second', 'third']) {
+    const reply = await services.api('POST', '/v1/sessions', { body: { name, streamUri: CLOSED_STREAM }, token });
+    assert.is(reply.status, 201, JSON.stringify(reply.body));
+    made.push(reply.body);
+    await sleep(20);
+  }
+  const [, second, third] = made;
+  const listed = async (query: string) => {
+    const reply = await services.api('GET', `/v1/sessions?${query}`, { token });
+    assert.is(reply.status, 200, `${query}: ${JSON.stringify(reply.body)}`);
+    return reply.body.data.map((s: { _id: string }) => s._id);
+  };
+  const ms = (session: { timestamp: string }) => Date.parse(session.timestamp);
+  const iso = (session: { timestamp: string }) => encodeURIComponent(session.timestamp);
+  const expected = [second._id];
+  assert.equal(await listed(`from=${iso(second)}&to=${iso(third)}`), expected);
+  assert.equal(await listed(`from=${ms(second)}&to=${ms(third)}`), expected);
+  assert.equal(await listed(`from=${ms(second)}&to=${iso(third)}`), expected);
+  assert.equal(await listed(`from=${iso(second)}&to=${ms(third)}`), expected);
+  assert.equal(await listed(`from=${ms(second)}`), [third._id, second._id]);
+  assert.equal(await listed(`to=${ms(second)}`), [made[0]._id]);
+  assert.equal(await listed('from=0&to=1'), []);
+
+  for (const [query, field] of [
+    ['from=yesterday', 'query.from'],
+    ['from=1e12', 'query.from'],
+    ['from=-1', 'query.from'],
+    ['from=1.5', 'query.from'],
+    ['from=0x10', 'query.from'],
+    ['to=1234567890123456', 'query.to'],
+    ['to=999999999999999', 'query.to'],
+    ['to=2026-13-45T99:99:99Z', 'query.to'],
+  ] as const) {
+    assertNames(await services.api('GET', `/v1/sessions?${query}`, { token }), field);
+  }
+  for (const session of made) await services.api('POST', `/v1/sessions/${session._id}/stop`, { token });
+});
+
+test('websocket: subscriptionId in the subscribe reply; unsubscribe by id or subscriptionId', async () => {
+  ws = await WsClient.connect(`${services.baseUrl.replace('http', 'ws')}/ws/v1`, services.users.alice.token);
+  const key = `${live!.id}:1s`;
+  const subscribe = async () => {
+    const reply = await ws!.request('channels:subscribe', { channel: 'session_emotions_counts', key });
+    assert.is(reply.status, 200, JSON.stringify(reply.body));
+    const body = reply.body as { id: string; subscriptionId: string; channel: string; key: string };
+    assert.equal(body, { id: body.id, subscriptionId: body.id, channel: 'session_emotions_counts', key });
+    return body.id;
+  };
+
+  const first = await subscribe();
+  const byId = await ws.request('channels:unsubscribe', { id: first });
+  assert.equal([byId.status, byId.body], [200, { id: first, subscriptionId: first }]);
+
+  const second = await subscribe();
+  const bySubscriptionId = await ws.request('channels:unsubscribe', { subscriptionId: second });
+  assert.equal([bySubscriptionId.status, bySubscriptionId.body], [200, { id: second, subscriptionId: second }]);
+  assert.is((await ws.request('channels:unsubscribe', { subscriptionId: second })).status, 404);
+
+  const third = await subscribe();
+  const both = await ws.request('channels:unsubscribe', { id: third, subscriptionId: third });
+  assert.is(both.status, 200, JSON.stringify(both.body));
+
+  const fourth = await subscribe();
+  for (const body of [{}, { id: fourth, subscriptionId: 'other' }, { subscriptionId: 5 }, { subscriptionId: '' }, { sub: fourth }]) {
+    const reply = await ws.request('channels:unsubscribe', body);
+    assert.is(reply.status, 400, JSON.stringify([body, reply.body]));
+    assert.ok((reply.body as { message: string }).message.startsWith('body'), JSON.stringify(reply.body));
+  }
+  // None of the refused ones ended the subscription.
+  assert.is((await ws.request('channels:unsubscribe', { subscriptionId: fourth })).status, 200);
+});
+
+test('websocket: session_worker_state takes the bare session id as its key, and sessionId:frequency still', async () => {
+  const id = live!.id;
+  for (const key of [id, `${id}:1s`, `${id}:10m`]) {
+    const reply = await ws!.request('channels:subscribe', { channel: 'session_worker_state', key });
+    assert.is(reply.status, 200, JSON.stringify(reply.body));
+    const { subscriptionId, key: echoed } = reply.body as { subscriptionId: string; key: string };
+    assert.is(echoed, key);
+    // The current state at once.
+    const [, , channel, payload] = await ws!.nextEvent(([sub]) => sub === subscriptionId, 10_000);
+    assert.is(channel, 'session_worker_state');
+    assert.is(payload.state, 'working');
+    assert.is((await ws!.request('channels:unsubscribe', { subscriptionId })).status, 200);
+  }
+  // Other channels gather per period: they still need one.
+  const periodic = await ws!.request('channels:subscribe', { channel: 'session_emotions_counts', key: id });
+  assert.is(periodic.status, 400, JSON.stringify(periodic.body));
+  assert.equal((periodic.body as { details: { field: string }[] }).details.map((d) => d.field), ['body.key']);
+  for (const key of [other.replace(/.$/, (c) => (c === '0' ? '1' : '0')), 'not-a-session', `${id}:`, `${id}:2s`]) {
+    const reply = await ws!.request('channels:subscribe', { channel: 'session_worker_state', key });
+    assert.ok([400, 404].includes(reply.status), JSON.stringify([key, reply]));
+  }
+  const bob = await WsClient.connect(`${services.baseUrl.replace('http', 'ws')}/ws/v1`, services.users.bob.token);
+  try {
+    const reply = await bob.request('channels:subscribe', { channel: 'session_worker_state', key: id });
+    assert.is(reply.status, 404, JSON.stringify(reply.body));
+  } finally {
+    bob.close();
+  }
+});
+
+/** Every row of `session` in every table that has rows of one session, by table. */
+async function rowsOf(session: string): Promise<Record<string, number>> {
+  // Tables, not the views that feed them.
+  const tables = await queryRows<{ table: string }>(
+    clickhouse,
+    `SELECT DISTINCT table FROM system.columns
+     WHERE database = currentDatabase() AND name = 'session'
+       AND table IN (SELECT name FROM system.tables WHERE database = currentDatabase() AND engine NOT LIKE '%View')
+     ORDER BY table`,
+  );
+  const counts: Record<string, number> = {};
+  for (const { table } of tables) {
+    const [row] = await queryRows<{ n: number }>(clickhouse, `SELECT count() AS n FROM ${table} WHERE ${sql`session = ${session}`}`);
+    counts[table] = Number(row?.n);
+  }
+  // Revisions of one session merge into one in the background (a mutation's rewrite merges too): count what a reader sees.
+  const [index] = await queryRows<{ n: number }>(clickhouse, sql`SELECT count() AS n FROM sessions FINAL WHERE id = ${session}`);
+  counts.sessions = Number(index?.n);
+  return counts;
+}
+
+/** The rows of `session` once they stop changing: its worker is done and the writer caught up. */
+async function settledRows(session: string): Promise<Record<string, number>> {
+  let previous = '';
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(2000)) {
+    const counts = await rowsOf(session);
+    if (JSON.stringify(counts) === previous) return counts;
+    previous = JSON.stringify(counts);
+  }
+  throw new Error(`rows of ${session} did not settle: ${previous}`);
+}
+
+test('DELETE /v1/sessions/:id removes a finished session and every row of it, and nothing else', async () => {
+  const id = live!.id;
+  const { bob } = services.users;
+  // Sensor events too, so custom_events and event_spans hold rows of both sessions.
+  for (const session of [id, other]) {
+    const source = await services.api('POST', `/v1/sessions/${session}/events`, { body: { name: 'pulse', format: 'scalar' } });
+    assert.is(source.status, 201, JSON.stringify(source.body));
+    const events = await services.api('POST', `/v1/sessions/${session}/events/${source.body.id}`, { body: [{ time: 1, data: 70 }, { time: 2, data: 71 }] });
+    assert.is(events.status, 201, JSON.stringify(events.body));
+  }
+  // Until the live session has rows in every result table, speech included.
+  let before: Record<string, number> = {};
+  for (const deadline = Date.now() + 120_000; ; await sleep(2000)) {
+    before = await rowsOf(id);
+    if (Object.values(before).every((n) => n > 0)) break;
+    assert.ok(Date.now() < deadline, `rows of every table: ${JSON.stringify(before)}`);
+  }
+
+  const active = await services.api('DELETE', `/v1/sessions/${id}`);
+  assert.is(active.status, 400, JSON.stringify(active.body));
+  assert.is(active.body.code, 'session_active');
+  assert.match(active.body.message, /active/);
+  for (const [target, token] of [
+    [id, bob.token],
+    ['not-a-session', undefined],
+    ['0'.repeat(24), undefined],
+    [`${id}x`, undefined],
+    [id.toUpperCase(), undefined],
+  ] as const) {
+    const reply = await services.api('DELETE', `/v1/sessions/${encodeURIComponent(target)}`, token ? { token } : {});
+    assert.is(reply.status, 404, JSON.stringify([target, reply.body]));
+    assert.is(reply.body.code, 'not_found');
+  }
+  assert.is((await services.api('GET', `/v1/sessions/${id}`)).status, 200, 'refused deletes removed nothing');
+
+  await stopSession(services, other);
+  const otherRows = await settledRows(other);
+  // Deleted right after its stop: rows the worker still flushes must not outlive the delete.
+  await stopSession(services, id);
+  const deleted = await services.api('DELETE', `/v1/sessions/${id}`);
+  assert.is(deleted.status, 204, JSON.stringify(deleted.body));
+  assert.is(deleted.body, '');
+
+  assert.is((await services.api('GET', `/v1/sessions/${id}`)).status, 404);
+  for (const path of [...RESULT_PATHS, 'audio/transcription', 'events']) {
+    const reply = await services.api('GET', `/v1/sessions/${id}/${path}`);
+    assert.is(reply.status, 404, `${path}: ${JSON.stringify(reply.body)}`);
+  }
+  assert.is((await services.api('DELETE', `/v1/sessions/${id}`)).status, 404, 'a repeated delete');
+  const listed = await services.api('GET', '/v1/sessions?limit=100');
+  const ids = listed.body.data.map((s: { _id: string }) => s._id);
+  assert.not.ok(ids.includes(id), 'not listed');
+  assert.ok(ids.includes(other), 'the other session is listed');
+  const subscribe = await ws!.request('channels:subscribe', { channel: 'session_worker_state', key: id });
+  assert.is(subscribe.status, 404);
+
+  const left = await rowsOf(id);
+  assert.ok(Object.values(left).every((n) => n === 0), `rows left: ${JSON.stringify(left)} (before: ${JSON.stringify(before)})`);
+  // Rows that were on their way when it was deleted do not come back.
+  await sleep(3000);
+  assert.equal(await rowsOf(id), left);
+  assert.equal(await rowsOf(other), otherRows, 'the other session keeps every row');
+  const otherTimeline = await services.api('GET', `/v1/sessions/${other}/emotions/timeline?granularity=5`);
+  assert.is(otherTimeline.status, 200);
+  assert.ok(otherTimeline.body.timeline.length > 0);
+
+  // A session stopped a while ago is deleted the same way.
+  assert.is((await services.api('DELETE', `/v1/sessions/${other}`)).status, 204);
+  assert.ok(Object.values(await rowsOf(other)).every((n) => n === 0));
+});
+
+test.run();
