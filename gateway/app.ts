@@ -6,6 +6,8 @@ import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { requestLog } from './middleware/request-log.ts';
+import type { OpenApiDocument } from './openapi/document.ts';
+import { openApiRoute } from './openapi/route.ts';
 import type { Send } from './routes/bus-call.ts';
 import { eventRoutes } from './routes/events.ts';
 import { resultRoutes } from './routes/results.ts';
@@ -17,6 +19,8 @@ export interface AppOptions {
   limits: RequestLimits;
   log: Logger;
   bodyLimitBytes: number;
+  /** Served at GET /v1/openapi.json. */
+  openApi: OpenApiDocument;
 }
 
 export function createApp(options: AppOptions): Koa {
@@ -24,6 +28,10 @@ export function createApp(options: AppOptions): Koa {
   app.silent = true;
   app.use(requestLog(options.log));
   app.use(errors);
+  // Before auth: the document is public.
+  const openApi = openApiRoute(options.openApi);
+  app.use(openApi.routes());
+  app.use(openApi.allowedMethods({ throw: true }));
   app.use(auth(options.authenticator, options.limits));
   app.use(jsonBody(options.bodyLimitBytes));
   for (const router of [sessionRoutes(options.send), resultRoutes(options.send), eventRoutes(options.send)]) {

@@ -6,6 +6,7 @@ import { logUnhandled, stopOnSignal } from '../bus/process-lifecycle.ts';
 import { createApp } from './app.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { createHttpServer } from './http-server.ts';
+import { openApiDocument } from './openapi/document.ts';
 import { RateLimit } from './rate-limit.ts';
 import { busSender } from './routes/bus-call.ts';
 import { attachWebSocket } from './ws/server.ts';
@@ -23,6 +24,7 @@ const app = createApp({
   limits: { perUser: new RateLimit(config.rateLimitRequests, config.rateLimitWindowSeconds), authFailuresPerAddress: authFailures },
   log: log.child({ component: 'gateway' }),
   bodyLimitBytes: config.bodyLimitBytes,
+  openApi: openApiDocument(),
 });
 const server = createHttpServer(app, log.child({ component: 'http' }));
 const webSocket = attachWebSocket(server, {

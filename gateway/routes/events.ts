@@ -13,12 +13,12 @@ import { badRequest } from '../../bus/errors.ts';
 import { parse } from '../../bus/validate.ts';
 import { callerOf, type Send } from './bus-call.ts';
 
-const EventBatch = Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST });
-const SourcedEvent = Type.Object(
+export const EventBatch = Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST });
+export const SourcedEvent = Type.Object(
   { source: Type.String({ minLength: 1 }), ...EventInput.properties },
   { additionalProperties: false },
 );
-const SourcedBatch = Type.Array(SourcedEvent, { minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST });
+export const SourcedBatch = Type.Array(SourcedEvent, { minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST });
 
 const isRegistration = (body: unknown) =>
   typeof body === 'object' && body !== null && !Array.isArray(body) &&
