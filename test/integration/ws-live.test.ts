@@ -3,10 +3,12 @@
 // queries of the documentation run against the rows it left in ClickHouse.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { connectClickHouse, queryRows, clickHouseServer } from '../../storage/clickhouse.ts';
 import { sql } from '../../storage/sql.ts';
+import { analystQueries } from '../../ops/support/analyst-queries.ts';
 import { WsClient, type PushedEvent } from '../../ops/support/ws-client.ts';
 import { makeClip } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
@@ -104,6 +106,9 @@ test("the analysts' queries run on the session's rows", async () => {
   });
   assert.is(posted.status, 201);
   const user = services.users.alice.user;
+  // The queries of the analysts' documentation, word for word but for the bound values.
+  const [analystSessionsSummary, analystEmotionsPerMinute, analystVoicePer10s, analystSpeech, analystEventsWithFaces] =
+    analystQueries(readFileSync(join(config.projectRoot, 'README.md'), 'utf8'), { SESSION: session, USER: user }).map((query) => query.sql);
   const clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   try {
     // Rows reach ClickHouse through the writer: wait until the events are in.
@@ -113,7 +118,7 @@ test("the analysts' queries run on the session's rows", async () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
 
-    const summary = await queryRows<any>(clickhouse, analystSessionsSummary(user));
+    const summary = await queryRows<any>(clickhouse, analystSessionsSummary!);
     const mine = summary.find((row) => row.id === session);
     assert.ok(mine, JSON.stringify(summary));
     assert.is(mine.name, 'live happy');
@@ -122,21 +127,21 @@ test("the analysts' queries run on the session's rows", async () => {
     assert.is(Number(mine.segments), 0, 'a tone has no speech');
     assert.is(Number(mine.events), 2);
 
-    const timeline = await queryRows<any>(clickhouse, analystEmotionsPerMinute(session));
+    const timeline = await queryRows<any>(clickhouse, analystEmotionsPerMinute!);
     assert.ok(timeline.length >= 1);
     assert.ok(Number(timeline[0].exaltation_share) > 0.5, JSON.stringify(timeline[0]));
 
-    const voice = await queryRows<any>(clickhouse, analystVoicePer10s(session));
+    const voice = await queryRows<any>(clickhouse, analystVoicePer10s!);
     assert.ok(voice.some((row) => Math.abs(Number(row.frequency_hz) - TONE_HZ) < 11), JSON.stringify(voice));
 
-    const speech = await queryRows<any>(clickhouse, analystSpeech(session));
+    const speech = await queryRows<any>(clickhouse, analystSpeech!);
     assert.equal(speech, []);
 
     // The face rows of those seconds may still be on their way to ClickHouse.
     let joined: any[] = [];
     const facesDeadline = Date.now() + 20_000;
     for (;;) {
-      joined = await queryRows<any>(clickhouse, analystEventsWithFaces(session));
+      joined = await queryRows<any>(clickhouse, analystEventsWithFaces!);
       if (joined.every((row) => Number(row.face_seconds) >= 1) || Date.now() > facesDeadline) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -147,111 +152,5 @@ test("the analysts' queries run on the session's rows", async () => {
     await clickhouse.close();
   }
 });
-
-// The queries of the analysts' documentation, word for word but for the bound values.
-// ClickHouse 18.16 takes one JOIN per SELECT (so joins nest) and needs ANY/ALL on each.
-
-const analystSessionsSummary = (user: string) => sql`
-SELECT id, name, state, face_seconds, top_emotion, audio_seconds, segments, events
-FROM
-(
-  SELECT id, name, state, face_seconds, top_emotion, audio_seconds, segments
-  FROM
-  (
-    SELECT id, name, state, face_seconds, top_emotion, audio_seconds
-    FROM
-    (
-      SELECT id, name, state, face_seconds, top_emotion
-      FROM
-      (
-        SELECT id, argMax(name, revision) AS name, argMax(state, revision) AS state, max(created_ms) AS created_ms
-        FROM sessions WHERE user = ${user} GROUP BY id
-      )
-      ANY LEFT JOIN
-      (
-        SELECT session AS id, count() AS face_seconds, topK(1)(dominant)[1] AS top_emotion
-        FROM face_seconds FINAL
-        WHERE session IN (SELECT id FROM sessions WHERE user = ${user})
-        GROUP BY session
-      ) USING id
-    )
-    ANY LEFT JOIN
-    (
-      SELECT session AS id, count() AS audio_seconds
-      FROM audio_seconds FINAL
-      WHERE session IN (SELECT id FROM sessions WHERE user = ${user})
-      GROUP BY session
-    ) USING id
-  )
-  ANY LEFT JOIN
-  (
-    SELECT session AS id, count() AS segments
-    FROM speech_segments FINAL
-    WHERE session IN (SELECT id FROM sessions WHERE user = ${user})
-    GROUP BY session
-  ) USING id
-)
-ANY LEFT JOIN
-(
-  SELECT session AS id, count() AS events
-  FROM custom_events FINAL
-  WHERE session IN (SELECT id FROM sessions WHERE user = ${user})
-  GROUP BY session
-) USING id
-ORDER BY id DESC`;
-
-const analystEmotionsPerMinute = (session: string) => sql`
-SELECT
-  intDiv(second, 60) AS minute,
-  count() AS face_seconds,
-  uniqExact(track) AS faces,
-  countIf(dominant = 'exaltation') / count() AS exaltation_share,
-  avg(exaltation) AS mean_exaltation
-FROM face_seconds FINAL
-WHERE session = ${session}
-GROUP BY minute
-ORDER BY minute`;
-
-const analystVoicePer10s = (session: string) => sql`
-SELECT
-  intDiv(second, 10) * 10 AS from_second,
-  if(countIf(frequency > 0) = 0, 0, avgIf(frequency, frequency > 0)) AS frequency_hz,
-  10 * log10(avg(pow(10, intensity / 10))) AS intensity_dbfs,
-  avg(speech) AS speech_share
-FROM audio_seconds FINAL
-WHERE session = ${session}
-GROUP BY from_second
-ORDER BY from_second`;
-
-const analystSpeech = (session: string) => sql`
-SELECT start_ms / 1000 AS start_s, end_ms / 1000 AS end_s, text, positive, neutral, negative, compound
-FROM speech_segments FINAL
-WHERE session = ${session}
-ORDER BY start_ms`;
-
-const analystEventsWithFaces = (session: string) => sql`
-SELECT second, toDateTime(intDiv(created_ms, 1000) + second) AS at, value, face_seconds, exaltation
-FROM
-(
-  SELECT second, time, value, face_seconds, exaltation
-  FROM
-  (
-    SELECT toUInt32(floor(time)) AS second, time, value
-    FROM custom_events FINAL
-    WHERE session = ${session} AND value IS NOT NULL
-  )
-  ANY LEFT JOIN
-  (
-    SELECT second, count() AS face_seconds, avg(exaltation) AS exaltation
-    FROM face_seconds FINAL
-    WHERE session = ${session}
-    GROUP BY second
-  ) USING second
-)
-CROSS JOIN
-(
-  SELECT max(created_ms) AS created_ms FROM sessions WHERE id = ${session}
-)
-ORDER BY time`;
 
 test.run();
