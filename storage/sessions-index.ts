@@ -34,22 +34,51 @@ export async function listSessions(
 ): Promise<{ records: PublicRecord[]; hasMore: boolean }> {
   const span = await userSpan(client, filter);
   if (!span) return { records: [], hasMore: false };
-  const complete = (page: Listed[]) => page.length > filter.limit;
+  if (filter.state === undefined && filter.offset + filter.limit > (span.density * (span.hi - span.lo)) / 2) {
+    return deepPage(client, filter, span);
+  }
+  const page = { offset: filter.offset, limit: filter.limit + 1, order: 'DESC' } as const;
+  const complete = (listed: Listed[]) => listed.length > filter.limit;
   // The active ones are few and all lie in the span, which ends the look-back: read at once.
   const listed = filter.state === 'active'
-    ? await pageIn(client, filter, span)
+    ? await pageIn(client, filter, span, page)
     : await pageFromEnd({
         span,
         from: 'hi',
         wanted: filter.offset + filter.limit + 1,
-        read: (window) => pageIn(client, filter, window),
+        read: (window) => pageIn(client, filter, window, page),
         complete,
       });
-  return {
-    records: listed.slice(0, filter.limit).map((row) => JSON.parse(row.doc) as PublicRecord),
-    hasMore: complete(listed),
-  };
+  return { records: listed.slice(0, filter.limit).map(recordOf), hasMore: complete(listed) };
 }
+
+/**
+ * A page in the older half of the span, read from the oldest end: its sessions are counted
+ * (ids alone, cheap), and the page is the one that many sessions from the start, reversed.
+ * Only without a state filter, whose count would cost as much as the page itself.
+ */
+async function deepPage(client: ClickHouseClient, filter: SessionListFilter, span: Span): Promise<{ records: PublicRecord[]; hasMore: boolean }> {
+  const [counted] = await queryRows<{ sessions: number }>(
+    client,
+    `SELECT uniqExact(id) AS sessions FROM sessions WHERE ${createdIn(filter.user, span)}${typeIs(filter)}`,
+  );
+  const total = Number(counted?.sessions ?? 0);
+  const count = Math.min(filter.limit, total - filter.offset);
+  if (count <= 0) return { records: [], hasMore: false };
+  const older = total - filter.offset - count;
+  const listed = await pageFromEnd({
+    span,
+    from: 'lo',
+    wanted: older + count,
+    read: (window) => pageIn(client, filter, window, { offset: older, limit: count, order: 'ASC' }),
+    complete: (page) => page.length >= count,
+  });
+  return { records: listed.reverse().map(recordOf), hasMore: filter.offset + count < total };
+}
+
+const recordOf = (row: Listed) => JSON.parse(row.doc) as PublicRecord;
+
+const typeIs = (filter: SessionListFilter) => (filter.type !== undefined ? sql` AND type = ${filter.type}` : '');
 
 interface Listed {
   doc: string;
@@ -80,26 +109,31 @@ function createdIn(user: string, window: Window): string {
 }
 
 /**
- * The page (and the session after it) among the user's sessions created in `window`, in one
- * query of two steps: which sessions, by their id, state and creation time alone; then the
- * documents of just those, whose granules PREWHERE picks out.
+ * A page among the user's sessions created in `window`, newest first (DESC) or oldest first
+ * (ASC), in one query of two steps: which sessions, by their id, state and creation time
+ * alone; then the documents of just those, whose granules PREWHERE picks out.
  */
-function pageIn(client: ClickHouseClient, filter: SessionListFilter, window: Window): Promise<Listed[]> {
+function pageIn(
+  client: ClickHouseClient,
+  filter: SessionListFilter,
+  window: Window,
+  { offset, limit, order }: { offset: number; limit: number; order: 'ASC' | 'DESC' },
+): Promise<Listed[]> {
   const created = createdIn(filter.user, window);
-  const type = filter.type !== undefined ? sql` AND type = ${filter.type}` : '';
+  const type = typeIs(filter);
   const having = filter.state !== undefined ? sql`HAVING argMax(state, revision) = ${filter.state}` : '';
   const page = `
     SELECT id, any(created_ms) AS created_at FROM sessions
     WHERE ${created}${type}
     GROUP BY id ${having}
-    ORDER BY created_at DESC, id DESC
-    LIMIT ${sql`${filter.offset}`}, ${sql`${filter.limit + 1}`}`;
+    ORDER BY created_at ${order}, id ${order}
+    LIMIT ${sql`${offset}`}, ${sql`${limit}`}`;
   return queryRows<Listed>(
     client,
     `SELECT id, any(created_ms) AS created_at, argMax(doc, revision) AS doc FROM sessions
      PREWHERE id IN (SELECT id FROM (${page}))
      WHERE ${created}
      GROUP BY id
-     ORDER BY created_at DESC, id DESC`,
+     ORDER BY created_at ${order}, id ${order}`,
   );
 }

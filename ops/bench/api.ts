@@ -95,8 +95,6 @@ try {
       CLICKHOUSE_URL: clickhouse.url,
       CLICKHOUSE_DATABASE: 'emotions_bench',
       STREAM_UNREACHABLE_SECONDS: '3600',
-      // One user drives the whole load: measure the API, not its rate limit.
-      RATE_LIMIT_REQUESTS: '100000000',
       ...(profile ? { NODE_OPTIONS: `--import=${profilerPreload(profilesDir)}` } : {}),
     },
   });

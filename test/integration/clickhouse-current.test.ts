@@ -167,6 +167,8 @@ test('session list pages: newest first, filters, offsets, date windows', async (
   for (const filter of [
     { limit: 10, offset: 0 },
     { limit: 4, offset: 9 },
+    { limit: 5, offset: 22 },
+    { limit: 10, offset: 25, type: 'live_analysis' as const },
     { limit: 100, offset: 0, state: 'active' as const },
     { limit: 5, offset: 0, state: 'finished' as const, type: 'live_analysis' as const },
     { limit: 10, offset: 0, fromMs: now - 6 * DAY_MS, toMs: now - 2 * DAY_MS },
