@@ -20,10 +20,15 @@ export interface Versioned {
 }
 
 const CACHED_RECORDS = 100_000;
+// How long a deletion is remembered: far longer than any row of the session can still be on
+// its way (a stopped worker flushes within seconds; a publisher retries for minutes at most).
+const DELETIONS_KEPT_MS = 3_600_000;
 
 export class SessionRecords {
   /** Recently read or changed records, least recently used first. */
   private readonly recent = new Map<string, Versioned>();
+  /** Sessions deleted lately, with when, oldest first: a row of theirs arriving now is late. */
+  private readonly deletions = new Map<string, number>();
   private closed = false;
 
   private constructor(
@@ -81,6 +86,7 @@ export class SessionRecords {
           for await (const entry of updates) {
             if (entry.operation !== 'PUT') {
               this.recent.delete(entry.key);
+              this.noteDeletion(entry.key, entry.created.getTime());
               continue;
             }
             const seen = this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
@@ -101,6 +107,22 @@ export class SessionRecords {
         }
       }
     })();
+  }
+
+  /** Whether the session was deleted within the last hour, as far as the watch has told. */
+  deletedLately(id: string): boolean {
+    return this.deletions.has(id);
+  }
+
+  private noteDeletion(id: string, at: number): void {
+    const since = Date.now() - DELETIONS_KEPT_MS;
+    if (at < since) return;
+    this.deletions.delete(id);
+    this.deletions.set(id, at);
+    for (const [oldest, when] of this.deletions) {
+      if (when >= since) break;
+      this.deletions.delete(oldest);
+    }
   }
 
   /** Drops a deleted session from the cache at once, rather than when the watch reports it. */

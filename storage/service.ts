@@ -56,7 +56,10 @@ export class StorageService {
     const clickhouse = connectClickHouse(options.clickhouse, options.database);
     const records = await SessionRecords.open(js, log);
     await records.watch();
-    const writer = options.writer && new StorageWriter(js, clickhouse, log.child({ component: 'writer' }), options.writer);
+    const writer = options.writer && new StorageWriter(js, clickhouse, log.child({ component: 'writer' }), {
+      ...options.writer,
+      deleted: (session) => records.deletedLately(session),
+    });
     await writer?.start();
     const service = new StorageService(nc, clickhouse, records, writer);
     service.subscriptions.push(

@@ -15,6 +15,8 @@ import { isRowKind, rowProblem } from './row-check.ts';
 import { columnsOf, tableOf, type Columns } from './tables.ts';
 
 export interface WriterOptions {
+  /** Whether a session has been deleted: its late rows are dropped, not stored again. */
+  deleted?: (session: string) => boolean;
   /** Rows per insert at most. */
   batchRows: number;
   /** How long rows may wait for a fuller batch. */
@@ -27,7 +29,10 @@ export class StorageWriter {
   private loop?: Promise<void>;
   private readonly batchRows: number;
   private readonly flushMs: number;
+  private readonly deleted?: (session: string) => boolean;
   rowsWritten = 0;
+  /** Messages dropped because their session had been deleted, since start. */
+  lateRowsDropped = 0;
   /** Rows set aside in the dead-letter stream, since start. */
   deadLetters = 0;
 
@@ -39,6 +44,7 @@ export class StorageWriter {
   ) {
     this.batchRows = options.batchRows;
     this.flushMs = options.flushMs;
+    this.deleted = options.deleted;
   }
 
   async start(): Promise<void> {
@@ -100,7 +106,12 @@ export class StorageWriter {
    * ClickHouse or in the dead-letter stream.
    */
   private async write(batch: JsMsg[]): Promise<void> {
-    const { tables, dead } = sortRows(batch);
+    const late = this.deleted ? batch.filter((message) => this.deleted!(sessionOf(message.subject))) : [];
+    const { tables, dead } = sortRows(late.length ? batch.filter((message) => !late.includes(message)) : batch);
+    if (late.length) {
+      this.lateRowsDropped += late.length;
+      this.log.info({ messages: late.length }, 'rows of deleted sessions dropped');
+    }
     let refused: DeadRow[] = [];
     for (let attempt = 0; ; attempt++) {
       refused = [];
@@ -149,6 +160,9 @@ interface Entry {
   /** Where the row came from, to set it aside with. */
   origin: Omit<DeadRow, 'reason'>;
 }
+
+/** The session of a row message: emo.rows.<session>.<kind>. */
+const sessionOf = (subject: string) => subject.split('.')[2] ?? '';
 
 /** The batch's storable rows by table, and what cannot be stored with why. */
 function sortRows(batch: JsMsg[]): { tables: Map<string, Entry[]>; dead: DeadRow[] } {

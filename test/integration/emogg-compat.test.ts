@@ -5,7 +5,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { readConfig } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import { createLog } from '../../bus/log.ts';
+import { streams, subjects } from '../../bus/subjects.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
@@ -291,6 +296,17 @@ test('DELETE /v1/sessions/:id removes a finished session and every row of it, an
   // Rows that were on their way when it was deleted do not come back.
   await sleep(3000);
   assert.equal(await rowsOf(id), left);
+  // A row published after the delete (a publisher's late retry) is dropped by the writer.
+  const nc = await connectBus('emogg-compat late rows', config.natsUrl, createLog({ logLevel: 'silent', hostId: 'emogg-compat' }));
+  try {
+    await jetstream(nc).publish(subjects.row(id, 'audio'), JSON.stringify([{ session: id, second: 999, frequency: 0, intensity: -30, voiced: 0, speech: 0 }]));
+    const jsm = await jetstreamManager(nc);
+    const waiting = async () => Object.keys((await jsm.streams.info(streams.rows, { subjects_filter: subjects.rowsOfSession(id) })).state.subjects ?? {}).length;
+    await waitUntil('the late row leaves ROWS', async () => (await waiting()) === 0, 20_000);
+  } finally {
+    await nc.close();
+  }
+  assert.equal(await rowsOf(id), left, 'the late row was not stored');
   assert.equal(await rowsOf(other), otherRows, 'the other session keeps every row');
   const otherTimeline = await services.api('GET', `/v1/sessions/${other}/emotions/timeline?granularity=5`);
   assert.is(otherTimeline.status, 200);
