@@ -1,5 +1,7 @@
-// Builds the ffmpeg command line that pulls one live stream and splits it into raw PCM audio
-// (fd 3) and raw RGB frames (fd 4). Pure: no I/O, so every flag is unit-testable.
+// Builds the two command lines of one pull: ffprobe, which describes the streams as JSON, and
+// ffmpeg, which splits them into raw PCM audio (fd 3) and PPM frames (fd 4). Both open the
+// input with the same options. Pure: no I/O, so every flag is unit-testable.
+import { basename, dirname, join } from 'node:path';
 
 export const AUDIO_FD = 3;
 export const VIDEO_FD = 4;
@@ -42,19 +44,26 @@ export function scaleFilter(maxSide = MAX_ANALYSIS_SIDE): string {
   return `scale=w='${side('iw')}':h='${side('ih')}':flags=area`;
 }
 
-export interface IngestArgsOptions {
+// The decoder refuses pictures with more pixels than 1920x1080: the backstop of the 1080p rule
+// (actors/session/worker.ts) against a server that switches to a bigger picture after probing.
+export const MAX_PIXELS = 1920 * 1080;
+
+// ffprobe has already found the streams; ffmpeg only has to find them again. Without a short
+// limit it keeps waiting for an audio stream an RTMP server announced but never sends.
+export const PULL_PROBE_SECONDS = 1;
+
+export interface InputOptions {
   uri: string;
-  fps: number;
   timeoutSeconds: number;
-  // Which outputs to open. ffmpeg refuses an output with no stream, so a stream known to lack
-  // audio (or video) is pulled again without that output.
-  audio?: boolean;
-  video?: boolean;
-  // How long ffmpeg may read to discover the streams (its default when absent). Short once the
-  // streams are known: otherwise ffmpeg keeps waiting for an audio stream that never comes.
-  probeSeconds?: number;
   /** For rtmps: verify the server certificate, against `caFile` or the system's CAs. */
   tls?: { verify: boolean; caFile?: string };
+}
+
+export interface IngestArgsOptions extends InputOptions {
+  fps: number;
+  // Which outputs to open: the streams ffprobe found. ffmpeg refuses an output with no stream.
+  audio?: boolean;
+  video?: boolean;
 }
 
 function timeoutArgs(scheme: StreamScheme, timeoutSeconds: number): string[] {
@@ -71,35 +80,64 @@ function tlsArgs(tls: { verify: boolean; caFile?: string }): string[] {
 
 const SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 
-export function buildIngestArgs(options: IngestArgsOptions): string[] {
-  const { uri, fps, timeoutSeconds, audio = true, video = true, probeSeconds, tls } = options;
-  if (!(fps > 0)) throw new Error(`fps must be > 0, got ${fps}`);
+/** How ffprobe and ffmpeg open the stream: the protocols, timeouts and TLS checks they share. */
+function inputArgs(options: InputOptions): string[] {
+  const { uri, timeoutSeconds, tls } = options;
   if (!(timeoutSeconds > 0)) throw new Error(`timeoutSeconds must be > 0, got ${timeoutSeconds}`);
-  if (!audio && !video) throw new Error('at least one of audio and video is needed');
   const scheme = streamScheme(uri);
-
-  const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info'];
-  args.push('-protocol_whitelist', INPUT_PROTOCOLS.join(','));
+  const args = ['-protocol_whitelist', INPUT_PROTOCOLS.join(',')];
   args.push(...timeoutArgs(scheme, timeoutSeconds));
   if (scheme === 'rtmps' && tls) args.push(...tlsArgs(tls));
+  return args;
+}
+
+/**
+ * ffprobe's description of the streams as JSON on stdout: each stream's type and picture size,
+ * nothing else (no tags: they are the server's text). Errors only on stderr.
+ */
+export function buildProbeArgs(options: InputOptions): string[] {
+  return [
+    '-hide_banner', '-loglevel', 'error', ...inputArgs(options), '-i', options.uri,
+    '-of', 'json', '-show_entries', 'stream=codec_type,width,height',
+  ];
+}
+
+export function buildIngestArgs(options: IngestArgsOptions): string[] {
+  const { uri, fps, audio = true, video = true } = options;
+  if (!(fps > 0)) throw new Error(`fps must be > 0, got ${fps}`);
+  if (!audio && !video) throw new Error('at least one of audio and video is needed');
+
+  // stderr is read only to name a failure: errors are all it needs.
+  const args = ['-hide_banner', '-nostdin', '-nostats', '-loglevel', 'error', ...inputArgs(options)];
   // Low latency: no demuxer buffering, one decoder thread (no frame-thread delay, and many
   // sessions share few cores), frames kept in stored orientation so the size stays predictable.
   args.push('-fflags', 'nobuffer', '-flags', 'low_delay', '-threads', '1', '-noautorotate');
-  if (probeSeconds !== undefined) args.push('-analyzeduration', String(Math.round(probeSeconds * 1e6)));
+  args.push('-analyzeduration', String(PULL_PROBE_SECONDS * 1e6), '-max_pixels', String(MAX_PIXELS));
   // A stream that changes resolution mid-way keeps the filter graph built for its first size, so
   // every frame on the pipe stays the size announced in `info` (the scaler adapts to the input).
   args.push('-reinit_filter', '0');
   args.push('-i', uri);
 
+  // The streams ffprobe found, by type: a stream that is gone by now fails the run plainly.
   if (audio) {
-    args.push('-map', '0:a:0?', '-ac', '1', '-ar', String(AUDIO_SAMPLE_RATE), '-c:a', 'pcm_s16le');
+    args.push('-map', '0:a:0', '-ac', '1', '-ar', String(AUDIO_SAMPLE_RATE), '-c:a', 'pcm_s16le');
     args.push('-f', 's16le', '-flush_packets', '1', `pipe:${AUDIO_FD}`);
   }
   if (video) {
-    // fps before scale: frames that will be dropped are never scaled.
-    args.push('-map', '0:v:0?', '-vf', `fps=${fps},${scaleFilter()}`, '-pix_fmt', 'rgb24');
-    args.push('-c:v', 'rawvideo', '-fps_mode', 'passthrough');
-    args.push('-f', 'rawvideo', '-flush_packets', '1', `pipe:${VIDEO_FD}`);
+    // fps before scale: frames that will be dropped are never scaled. PPM images carry their
+    // own size, so each frame is cut by what ffmpeg wrote, not by what anyone said on stderr.
+    args.push('-map', '0:v:0', '-vf', `fps=${fps},${scaleFilter()}`, '-pix_fmt', 'rgb24');
+    args.push('-c:v', 'ppm', '-fps_mode', 'passthrough');
+    args.push('-f', 'image2pipe', '-flush_packets', '1', `pipe:${VIDEO_FD}`);
   }
   return args;
+}
+
+/** ffprobe from the same installation as ffmpeg: Debian ships them side by side. */
+export function ffprobePath(ffmpegPath: string): string {
+  const name = basename(ffmpegPath);
+  const at = name.lastIndexOf('ffmpeg');
+  if (at < 0) throw new Error(`cannot tell where ffprobe is from the ffmpeg path "${ffmpegPath}"`);
+  // join('.', 'ffprobe') is 'ffprobe': a bare name stays one, found on PATH like ffmpeg.
+  return join(dirname(ffmpegPath), `${name.slice(0, at)}ffprobe${name.slice(at + 'ffmpeg'.length)}`);
 }

@@ -1,6 +1,8 @@
-// One ffmpeg process pulling one live stream: PCM audio on fd 3, RGB frames on fd 4, stream
-// info and errors on stderr. Emits `info` once (before any audio or frame), then `audio` and
-// `frame` as media arrives, then `exit` once when ffmpeg is gone for good.
+// One pull of one live stream: ffprobe describes the streams (JSON), then one ffmpeg process
+// writes PCM audio on fd 3 and PPM frames on fd 4. Emits `info` once (before any audio or
+// frame), then `audio` and `frame` as media arrives, then `exit` once when it is over for good.
+// Nothing structural is read from stderr (the stream server can write there); stderr only
+// names a failure, in our words (failure-reason.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
@@ -10,10 +12,11 @@ import {
   VIDEO_FD,
   analysisSize,
   buildIngestArgs,
-  type FrameSize,
+  ffprobePath,
 } from './ffmpeg-args.ts';
-import { FrameAssembler } from './frame-assembler.ts';
-import { StderrReader } from './stream-info.ts';
+import { FailureReason } from './failure-reason.ts';
+import { FrameAssembler, type Frame } from './frame-assembler.ts';
+import { probeStream } from './probe.ts';
 
 export interface IngestOptions {
   uri: string;
@@ -47,8 +50,7 @@ export interface IngestFrame {
 export interface IngestExit {
   code: number | null;
   signal: NodeJS.Signals | null;
-  // Why it ended: "stopped" after stop(), else the last meaningful line ffmpeg printed, or the
-  // watchdog's own reason.
+  // Why it ended, in our own words (never the server's text or the URI): "stopped" after stop().
   reason: string;
   mediaSeconds: number;
   stopped: boolean;
@@ -62,32 +64,17 @@ interface IngestEvents {
   exit: [IngestExit];
 }
 
-interface Outputs {
-  audio: boolean;
-  video: boolean;
-  probeSeconds?: number;
-}
-
-interface PendingChunk {
-  fd: number;
-  chunk: Buffer;
-  receivedAt: number;
-}
-
 const KILL_AFTER_MS = 1500;
 const WATCHDOG_INTERVAL_MS = 1000;
 // Connecting and probing come before the first byte of media; allow for them once.
 const STARTUP_GRACE_SECONDS = 10;
-// Probing again for streams already seen once.
-const REPROBE_SECONDS = 1;
 
 export class Ingest extends EventEmitter<IngestEvents> {
   private child: ChildProcess | undefined;
-  private reader = new StderrReader();
-  private outputs: Outputs = { audio: true, video: true };
+  private readonly stderr = new FailureReason('ffmpeg');
+  private readonly probing = new AbortController();
+  private readonly ffprobePath: string;
   private info: IngestInfo | undefined;
-  private outputSizeChecked = false;
-  private pending: PendingChunk[] = [];
   private assembler: FrameAssembler | undefined;
   private frameReceivedAt = 0;
   private oddAudioByte: number | undefined;
@@ -97,6 +84,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
   private lastMediaAt: number | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private failure: string | undefined;
+  private started = false;
   private stopping = false;
   private finished = false;
   private readonly gone: Promise<void>;
@@ -105,6 +93,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
   constructor(private readonly options: IngestOptions) {
     super();
     buildIngestArgs(options); // rejects a bad URI or option now rather than at start()
+    this.ffprobePath = ffprobePath(options.ffmpegPath);
     this.gone = new Promise((resolve) => (this.markGone = resolve));
   }
 
@@ -118,25 +107,51 @@ export class Ingest extends EventEmitter<IngestEvents> {
   }
 
   start(): void {
-    if (this.child || this.finished) throw new Error('ingest already started');
-    this.watchdog = setInterval(() => this.checkMediaFlow(), WATCHDOG_INTERVAL_MS);
-    this.watchdog.unref();
-    this.run();
+    if (this.started || this.finished) throw new Error('ingest already started');
+    this.started = true;
+    void this.probe();
   }
 
-  // SIGTERM, then SIGKILL if ffmpeg lingers; resolves once the process has exited.
+  // Ends ffprobe at once, ffmpeg with SIGTERM then SIGKILL if it lingers; resolves once the
+  // processes have exited.
   async stop(): Promise<void> {
     this.stopping = true;
-    if (!this.child) this.finish(null, null);
+    if (!this.started) this.finish(null, null);
+    this.probing.abort();
     this.terminate();
     await this.gone;
   }
 
-  private run(): void {
-    this.reader = new StderrReader();
+  private async probe(): Promise<void> {
+    const { uri, timeoutSeconds, tls, env } = this.options;
+    const probed = await probeStream({
+      uri,
+      timeoutSeconds,
+      tls,
+      env,
+      ffprobePath: this.ffprobePath,
+      deadlineSeconds: timeoutSeconds + STARTUP_GRACE_SECONDS,
+      signal: this.probing.signal,
+    });
+    if ('failure' in probed) {
+      this.failure ??= probed.failure;
+      this.finish(probed.code, probed.exitSignal);
+      return;
+    }
+    const output = probed.hasVideo ? analysisSize(probed) : { width: 0, height: 0 };
+    this.info = { ...probed, outputWidth: output.width, outputHeight: output.height };
+    if (probed.hasVideo) this.assembler = new FrameAssembler(output, (frame) => this.onFrame(frame));
+    this.emit('info', this.info);
+    // A listener may have stopped us already (a picture over the limit): then ffmpeg never runs.
+    if (this.stopping) this.finish(null, null);
+    else this.pull(probed.hasAudio, probed.hasVideo);
+  }
+
+  private pull(audio: boolean, video: boolean): void {
     this.runStartedAt = Date.now();
-    const args = buildIngestArgs({ ...this.options, ...this.outputs });
-    const child = spawn(this.options.ffmpegPath, args, {
+    this.watchdog = setInterval(() => this.checkMediaFlow(), WATCHDOG_INTERVAL_MS);
+    this.watchdog.unref();
+    const child = spawn(this.options.ffmpegPath, buildIngestArgs({ ...this.options, audio, video }), {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
       env: { ...process.env, ...this.options.env },
     });
@@ -144,78 +159,25 @@ export class Ingest extends EventEmitter<IngestEvents> {
     child.on('error', (error) => {
       this.failure ??= `cannot run ${this.options.ffmpegPath}: ${error.message}`;
     });
-    child.on('close', (code, signal) => this.onClose(code, signal));
-
-    let partialLine = '';
+    child.on('close', (code, signal) => this.finish(code, signal));
     child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (text: string) => {
-      const lines = (partialLine + text).split(/\r\n|\r|\n/);
-      partialLine = lines.pop() ?? '';
-      for (const line of lines) this.onStderrLine(line);
-    });
-    child.stderr?.on('end', () => {
-      if (partialLine) this.onStderrLine(partialLine);
-    });
+    child.stderr?.on('data', (text: string) => this.stderr.write(text));
     // Every pipe is read to the end, whatever state we are in; an unread pipe stalls ffmpeg.
-    (child.stdio[AUDIO_FD] as Readable).on('data', (chunk: Buffer) => this.onMedia(AUDIO_FD, chunk));
-    (child.stdio[VIDEO_FD] as Readable).on('data', (chunk: Buffer) => this.onMedia(VIDEO_FD, chunk));
+    (child.stdio[AUDIO_FD] as Readable).on('data', (chunk: Buffer) => this.onAudio(chunk));
+    (child.stdio[VIDEO_FD] as Readable).on('data', (chunk: Buffer) => this.onVideo(chunk));
   }
 
-  private onStderrLine(line: string): void {
-    const inputDescribed = this.reader.read(line);
-    if (inputDescribed && !this.info) {
-      const input = this.reader.input();
-      if (!input.hasVideo) this.publishInfo({ width: 0, height: 0 });
-      else if (input.width > 0) this.publishInfo(analysisSize(input));
-      // else: the size is only known once ffmpeg prints the output stream below.
-    }
-    const produced = this.reader.videoOutputSize;
-    if (!produced) return;
-    if (!this.info) {
-      if (this.reader.input().hasVideo) this.publishInfo(produced);
-    } else if (!this.outputSizeChecked) {
-      this.outputSizeChecked = true;
-      const expected = `${this.info.outputWidth}x${this.info.outputHeight}`;
-      if (`${produced.width}x${produced.height}` !== expected) {
-        this.fail(`ffmpeg produced ${produced.width}x${produced.height} frames, expected ${expected}`);
-      }
-    }
+  private onVideo(chunk: Buffer): void {
+    this.lastMediaAt = this.frameReceivedAt = Date.now();
+    if (this.failure || !this.assembler) return;
+    const problem = this.assembler.push(chunk);
+    if (problem) this.fail(problem);
   }
 
-  private publishInfo(output: FrameSize): void {
-    const input = this.reader.input();
-    const hasVideo = input.hasVideo && this.outputs.video;
-    this.info = {
-      width: input.width,
-      height: input.height,
-      hasAudio: input.hasAudio && this.outputs.audio,
-      hasVideo,
-      outputWidth: hasVideo ? output.width : 0,
-      outputHeight: hasVideo ? output.height : 0,
-    };
-    if (hasVideo) {
-      this.outputSizeChecked = this.reader.videoOutputSize !== undefined;
-      this.assembler = new FrameAssembler(output.width * output.height * 3, (rgb) => this.onFrame(rgb));
-    }
-    this.emit('info', this.info);
-    const pending = this.pending;
-    this.pending = [];
-    for (const { fd, chunk, receivedAt } of pending) this.deliver(fd, chunk, receivedAt);
-  }
-
-  private onMedia(fd: number, chunk: Buffer): void {
+  private onAudio(chunk: Buffer): void {
     const receivedAt = Date.now();
     this.lastMediaAt = receivedAt;
-    if (this.info) this.deliver(fd, chunk, receivedAt);
-    else this.pending.push({ fd, chunk, receivedAt });
-  }
-
-  private deliver(fd: number, chunk: Buffer, receivedAt: number): void {
-    if (fd === VIDEO_FD) {
-      this.frameReceivedAt = receivedAt;
-      this.assembler?.push(chunk);
-      return;
-    }
+    if (this.failure) return;
     let samples = chunk;
     if (this.oddAudioByte !== undefined) {
       samples = Buffer.concat([Buffer.of(this.oddAudioByte), chunk]);
@@ -230,20 +192,12 @@ export class Ingest extends EventEmitter<IngestEvents> {
     this.emit('audio', samples, receivedAt);
   }
 
-  private onFrame(rgb: Uint8Array): void {
-    if (!this.info) return;
+  private onFrame(frame: Frame): void {
     this.frames++;
-    const { outputWidth: width, outputHeight: height } = this.info;
-    this.emit('frame', { rgb, width, height, receivedAt: this.frameReceivedAt });
+    this.emit('frame', { ...frame, receivedAt: this.frameReceivedAt });
   }
 
   private checkMediaFlow(): void {
-    const firstPending = this.pending[0];
-    if (firstPending && Date.now() - firstPending.receivedAt > this.options.timeoutSeconds * 1000) {
-      // Media without a readable stream description: frames cannot be cut safely.
-      this.fail('ffmpeg sent media but no stream info');
-      return;
-    }
     const since = this.lastMediaAt ?? this.runStartedAt;
     const allowed = this.options.timeoutSeconds + (this.lastMediaAt ? 0 : STARTUP_GRACE_SECONDS);
     const idleSeconds = (Date.now() - since) / 1000;
@@ -265,28 +219,11 @@ export class Ingest extends EventEmitter<IngestEvents> {
     child.once('exit', () => clearTimeout(killer));
   }
 
-  private onClose(code: number | null, signal: NodeJS.Signals | null): void {
-    // ffmpeg will not open an output that gets no stream: pull again without the missing one.
-    const input = this.reader.input();
-    const retry = !this.stopping && !this.failure && this.reader.emptyOutput && this.reader.inputDescribed;
-    const outputs = { audio: input.hasAudio, video: input.hasVideo, probeSeconds: REPROBE_SECONDS };
-    const narrower = (this.outputs.audio && !outputs.audio) || (this.outputs.video && !outputs.video);
-    if (retry && narrower && (outputs.audio || outputs.video)) {
-      this.outputs = outputs;
-      this.run();
-      return;
-    }
-    this.finish(code, signal);
-  }
-
   private finish(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.finished) return;
     this.finished = true;
     clearInterval(this.watchdog);
-    this.pending = [];
-    const reason = this.stopping
-      ? 'stopped'
-      : (this.failure ?? (this.reader.reason || `ffmpeg exited with code ${code} signal ${signal}`));
+    const reason = this.stopping ? 'stopped' : (this.failure ?? this.stderr.reason(code, signal));
     this.emit('exit', { code, signal, reason, mediaSeconds: this.mediaSeconds, stopped: this.stopping });
     this.markGone();
   }

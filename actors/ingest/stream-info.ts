@@ -1,137 +1,47 @@
-// Reads ffmpeg's stderr, line by line, for what it says about the streams: the input's streams
-// and picture size (printed before any frame is decoded), the size of the raw video output, and
-// the last line worth reporting when the process ends.
+// What a stream holds, read from ffprobe's JSON description (ffmpeg's own structured output;
+// the server's text never lands in it as anything but an escaped string value). stderr says
+// nothing here: a server can print anything there.
+import { Type } from '@sinclair/typebox';
+import { checker } from '../../bus/validate.ts';
 
-export interface StreamLine {
-  file: number;
-  index: number;
-  kind: 'video' | 'audio' | 'other';
-  width?: number;
-  height?: number;
-}
+// ffmpeg and every codec it has keep picture sides below 65536.
+const Side = Type.Integer({ minimum: 0, maximum: 65535 });
 
-// "  Stream #0:1[0x101](und): Video: h264 (High), yuv420p(tv, bt709), 1280x720 [SAR 1:1], 30 fps"
-const STREAM_LINE = /^\s*Stream #(\d+):(\d+)(?:\[[^\]]*\])?(?:\([^)]*\))?: (\w+): (.*)$/;
-const SIZE_FIELD = /^(\d+)x(\d+)(?:\s|$)/;
+const ProbeOutput = Type.Object({
+  streams: Type.Array(
+    Type.Object({
+      codec_type: Type.Optional(Type.String({ maxLength: 32 })),
+      width: Type.Optional(Side),
+      height: Type.Optional(Side),
+    }),
+    { maxItems: 256 },
+  ),
+});
 
-// Splits "a (b, c), d, e" on the commas outside parentheses.
-function fields(description: string): string[] {
-  const result: string[] = [];
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < description.length; i++) {
-    const c = description[i];
-    if (c === '(' || c === '[') depth++;
-    else if ((c === ')' || c === ']') && depth > 0) depth--;
-    else if (c === ',' && depth === 0) {
-      result.push(description.slice(start, i).trim());
-      start = i + 1;
-    }
-  }
-  result.push(description.slice(start).trim());
-  return result;
-}
-
-export function parseStreamLine(line: string): StreamLine | undefined {
-  const match = STREAM_LINE.exec(line);
-  if (!match) return undefined;
-  const [, file, index, type, description] = match;
-  const kind = type === 'Video' ? 'video' : type === 'Audio' ? 'audio' : 'other';
-  const stream: StreamLine = { file: Number(file), index: Number(index), kind };
-  if (kind === 'video') {
-    for (const field of fields(description ?? '')) {
-      const size = SIZE_FIELD.exec(field);
-      if (size) {
-        stream.width = Number(size[1]);
-        stream.height = Number(size[2]);
-        break;
-      }
-    }
-  }
-  return stream;
-}
-
-export interface InputStreams {
-  hasVideo: boolean;
+export interface StreamInfo {
   hasAudio: boolean;
-  // 0 when ffmpeg could not tell the size before decoding.
+  hasVideo: boolean;
+  // The first video stream's picture size (0 without video).
   width: number;
   height: number;
 }
 
-// Lines that say nothing about why ffmpeg stopped.
-const UNINFORMATIVE = [
-  /^\s/, // indented stream details and metadata
-  /^Exiting normally/,
-  /^Conversion failed!?$/,
-  /^\s*Last message repeated/,
-  /^Press \[q\]/,
-  /^(Input|Output) #\d+/,
-  /^Stream mapping:/,
-  /^(frame|size)=/,
-  /^video:\d+kB/,
-];
-
-export class StderrReader {
-  private section: 'none' | 'input' | 'output' = 'none';
-  private outputPipe = '';
-  private readonly inputStreams: StreamLine[] = [];
-  private mappingSeen = false;
-  // The last few lines that say something: the cause (a refused connection, an untrusted
-  // certificate) often comes a line or two before ffmpeg's closing line.
-  private readonly reasons: string[] = [];
-  videoOutputSize: { width: number; height: number } | undefined;
-  // Set when ffmpeg refused to start because an output would have no stream.
-  emptyOutput = false;
-
-  // Returns true when this line completed the input description (the stream mapping follows it).
-  read(line: string): boolean {
-    if (line.trim() === '') return false;
-    if (!UNINFORMATIVE.some((pattern) => pattern.test(line))) {
-      // "[tls @ 0x55d0...] Peer certificate failed verification" -> "tls: Peer certificate ..."
-      this.reasons.push(line.trim().replace(/^\[(\w+) @ 0x[0-9a-f]+\] /, '$1: '));
-      if (this.reasons.length > 3) this.reasons.shift();
-    }
-    if (/does not contain any stream/.test(line)) this.emptyOutput = true;
-
-    const header = /^(Input|Output) #\d+, .*?, (?:from|to) '(.*)':$/.exec(line);
-    if (header) {
-      this.section = header[1] === 'Input' ? 'input' : 'output';
-      this.outputPipe = header[2] ?? '';
-      return false;
-    }
-    if (/^Stream mapping:/.test(line)) {
-      this.section = 'none';
-      const first = !this.mappingSeen;
-      this.mappingSeen = true;
-      return first;
-    }
-    const stream = parseStreamLine(line);
-    if (!stream) return false;
-    if (this.section === 'input' && stream.file === 0) this.inputStreams.push(stream);
-    if (this.section === 'output' && stream.kind === 'video' && /^pipe:/.test(this.outputPipe)) {
-      if (stream.width !== undefined && stream.height !== undefined) {
-        this.videoOutputSize = { width: stream.width, height: stream.height };
-      }
-    }
-    return false;
+/** The streams ffprobe found, or why they cannot be pulled, in our words. */
+export function readProbeOutput(json: string): StreamInfo | { failure: string } {
+  let output: unknown;
+  try {
+    output = JSON.parse(json);
+  } catch {
+    return { failure: 'stream description not understood' };
   }
-
-  get inputDescribed(): boolean {
-    return this.inputStreams.length > 0;
-  }
-
-  input(): InputStreams {
-    const video = this.inputStreams.find((s) => s.kind === 'video');
-    return {
-      hasVideo: video !== undefined,
-      hasAudio: this.inputStreams.some((s) => s.kind === 'audio'),
-      width: video?.width ?? 0,
-      height: video?.height ?? 0,
-    };
-  }
-
-  get reason(): string {
-    return this.reasons.join('; ');
-  }
+  if (!checker(ProbeOutput).Check(output)) return { failure: 'stream description not understood' };
+  const { streams } = output;
+  // ffmpeg's `-map 0:v:0` and `0:a:0` take the first of each type, in this same order.
+  const video = streams.find((stream) => stream.codec_type === 'video');
+  const hasAudio = streams.some((stream) => stream.codec_type === 'audio');
+  if (!video && !hasAudio) return { failure: 'stream has no audio or video' };
+  if (!video) return { hasAudio, hasVideo: false, width: 0, height: 0 };
+  const { width = 0, height = 0 } = video;
+  if (width === 0 || height === 0) return { failure: 'picture size unknown' };
+  return { hasAudio, hasVideo: true, width, height };
 }

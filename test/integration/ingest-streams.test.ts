@@ -1,9 +1,12 @@
 // Ingest against real local stream servers: nginx-rtmp (rtmp, rtmps through TLS) and
-// GStreamer's RTSP server, fed by looped pre-encoded clips.
+// GStreamer's RTSP server, fed by looped pre-encoded clips. Hostile servers are in
+// malicious-peers.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { parseAllowance } from '../../actors/egress/allowance.ts';
+import { EgressPolicy } from '../../actors/egress/policy.ts';
 import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/ingest.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
@@ -165,12 +168,28 @@ test('rtsp: the same over RTSP (TCP transport)', async () => {
   assertLiveToneStream(await observe(rtsp.url('tone'), 1, 3), 'rtsp');
 });
 
-test('a 2560x1440 stream reports its real size and is scaled to 640x360', async () => {
+test('a 2560x1440 stream reports its real size, and ffmpeg refuses to decode it', async () => {
   const seen = await observe(rtmp.url('big'), 0, 1);
   assert.equal(seen.info, {
     width: 2560, height: 1440, hasAudio: true, hasVideo: true, outputWidth: 640, outputHeight: 360,
   });
-  assert.equal([...seen.frameSizes], [640 * 360 * 3]);
+  assert.equal([...seen.frameSizes], []);
+  assert.is(seen.exit?.reason, 'picture larger than 1920x1080');
+});
+
+test('a listener that stops the ingest on info keeps ffmpeg from running at all', async () => {
+  const ingest = new Ingest({ uri: rtmp.url('big'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 });
+  let pidAtInfo: number | undefined = -1;
+  ingest.on('info', () => {
+    pidAtInfo = ingest.pid;
+    void ingest.stop();
+  });
+  const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
+  ingest.start();
+  const result = await exit;
+  assert.is(pidAtInfo, undefined, 'no ffmpeg before info');
+  assert.is(ingest.pid, undefined, 'no ffmpeg after it');
+  assert.is(result.reason, 'stopped');
 });
 
 for (const scheme of ['rtmp', 'rtsp'] as const) {
@@ -197,7 +216,7 @@ for (const scheme of ['rtmp', 'rtsp'] as const) {
       const result = await Promise.race([exit, sleep(5000).then(() => undefined)]);
       assert.ok(result, 'exited');
       assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
-      assert.match(result.reason, /refused/i);
+      assert.is(result.reason, 'connection refused');
       assert.is(result.stopped, false);
       assert.is(result.mediaSeconds, 0);
     } finally {
@@ -221,12 +240,36 @@ test('a stream that stops sending ends the ingest within the timeout', async () 
     const result = await Promise.race([exit, sleep(10000).then(() => undefined)]);
     assert.ok(result, 'exited');
     assert.ok(Date.now() - stoppedAt < 6000, `took ${Date.now() - stoppedAt} ms`);
-    assert.ok(result.reason.length > 0, 'a reason');
+    assert.ok(['stream ended', 'timed out', 'connection failed'].includes(result.reason) || /^no media received for \d+ s$/.test(result.reason), result.reason);
     assert.ok(result.mediaSeconds > 0);
   } finally {
     await ingest.stop();
     await publisher.stop();
   }
+});
+
+test('credentials in the URI never reach the reason', async () => {
+  const port = await freePort();
+  for (const uri of [`rtmp://admin:s3cret@127.0.0.1:${port}/live/x`, `rtsp://admin:s3cret@127.0.0.1:${port}/cam`, 'rtmp://admin:s3cret@host.invalid/live/x']) {
+    const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3 });
+    const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
+    ingest.start();
+    const { reason } = await exit;
+    assert.ok(['connection refused', 'host name not resolved'].includes(reason), reason);
+    assert.not.match(reason, /admin|s3cret|127\.0\.0\.1|invalid/);
+  }
+});
+
+test('ffprobe runs with the environment given, the egress guard included', async () => {
+  const env = await new EgressPolicy(parseAllowance('false'), config.egressGuardLibrary).guardEnvironment();
+  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3, env });
+  let info = false;
+  ingest.on('info', () => (info = true));
+  const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
+  ingest.start();
+  const { reason } = await exit;
+  assert.not.ok(info, 'the guard kept ffprobe from connecting');
+  assert.is(reason, 'connection not allowed by the egress policy');
 });
 
 test('stop() ends ffmpeg within 2 s and leaves no process', async () => {

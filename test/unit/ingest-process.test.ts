@@ -1,4 +1,4 @@
-// The ffmpeg process lifecycle around the media: bad options, a missing binary, stop().
+// The process lifecycle around the media: bad options, missing binaries, stop().
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
@@ -11,14 +11,16 @@ test('rejects a URI it must not open, before starting anything', () => {
     assert.throws(() => new Ingest({ uri, fps: 4, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 }), /scheme/);
   }
   assert.throws(() => new Ingest({ uri: 'rtmp://h/a', fps: 0, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 }), /fps/);
+  // ffprobe is taken from beside ffmpeg: a path that does not name ffmpeg says where it is not.
+  assert.throws(() => new Ingest({ uri: 'rtmp://h/a', fps: 4, ffmpegPath: '/opt/avconv', timeoutSeconds: 5 }), /ffprobe/);
 });
 
-test('a missing ffmpeg binary ends with a reason, not a crash', async () => {
+test('missing binaries end with a reason, not a crash', async () => {
   const ingest = new Ingest({ uri: 'rtmp://127.0.0.1:1/live/a', fps: 4, ffmpegPath: '/nonexistent/ffmpeg', timeoutSeconds: 5 });
   const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
   ingest.start();
   const result = await exit;
-  assert.match(result.reason, /cannot run \/nonexistent\/ffmpeg: .*ENOENT/);
+  assert.match(result.reason, /cannot run \/nonexistent\/ffprobe: .*ENOENT/);
   assert.is(result.stopped, false);
   await ingest.stop(); // harmless once ended
 });

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildIngestArgs } from '../../actors/ingest/ffmpeg-args.ts';
+import { buildIngestArgs, buildProbeArgs } from '../../actors/ingest/ffmpeg-args.ts';
 
 const base = { fps: 4, timeoutSeconds: 5 };
 const inputOptions = (args: string[]) => args.slice(0, args.indexOf('-i'));
@@ -16,6 +16,13 @@ test('rtmps verifies against the system CAs when no file is given, and can be to
   const off = inputOptions(buildIngestArgs({ ...base, uri: 'rtmps://h/live/x', tls: { verify: false } }));
   assert.equal(off.slice(off.indexOf('-tls_verify'), off.indexOf('-tls_verify') + 2), ['-tls_verify', '0']);
   assert.not.ok(off.includes('-ca_file'));
+});
+
+test('ffprobe, which opens the stream first, checks the certificate the same way', () => {
+  const args = inputOptions(buildProbeArgs({ uri: 'rtmps://h/live/x', timeoutSeconds: 5, tls: { verify: true, caFile: '/ca.pem' } }));
+  assert.equal(args.slice(args.indexOf('-tls_verify'), args.indexOf('-tls_verify') + 4), ['-tls_verify', '1', '-ca_file', '/ca.pem']);
+  const off = inputOptions(buildProbeArgs({ uri: 'rtmps://h/live/x', timeoutSeconds: 5, tls: { verify: false } }));
+  assert.equal(off.slice(off.indexOf('-tls_verify'), off.indexOf('-tls_verify') + 2), ['-tls_verify', '0']);
 });
 
 test('plain rtmp and rtsp carry no TLS options', () => {
