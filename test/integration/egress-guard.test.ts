@@ -173,6 +173,7 @@ test('a session whose RTSP server redirects to ClickHouse or a loopback port out
   for (const id of ids) {
     const finished = await services.waitForSession(id, (s) => s.state === 'finished', (UNREACHABLE_SECONDS + 30) * 1000);
     assert.is(finished.meta.stopReason, 'stream_unreachable');
+    assert.is(finished.meta.failure, 'connection not allowed by the egress policy', 'our words, not the redirect target');
   }
   assert.ok(malicious.describes >= before.describes + 2, 'ffmpeg reached the allowed server and was redirected');
   assert.is(forbidden.connections, before.forbidden, 'nothing connected to the loopback port outside the list');

@@ -65,9 +65,13 @@ export async function startLiveSession(
   }
 }
 
-/** Waits until the session has run for `seconds` (by its own `duration`). */
+/**
+ * Waits until the session has run for `seconds`, and received that much media: on a loaded
+ * machine a stream can take seconds to connect, and a check of the analysed span must not
+ * depend on it.
+ */
 export async function runFor(services: Services, id: string, seconds: number): Promise<void> {
-  await services.waitForSession(id, (session) => session.duration >= seconds, (seconds + 60) * 1000);
+  await services.waitForSession(id, (session) => session.duration >= seconds && session.meta.mediaSeconds >= seconds, (seconds + 60) * 1000);
 }
 
 /** Stops the session as its client would; returns the finished session. */
