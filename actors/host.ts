@@ -17,6 +17,7 @@ import { serveSessions } from './api/sessions.ts';
 import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
+import type { HostMetrics } from './metrics.ts';
 import { loadAnalysisModels } from './models/analysis-models.ts';
 import { MODEL_FILES } from './models/files.ts';
 import { assertModels } from './models/required.ts';
@@ -40,6 +41,7 @@ interface HostParts {
   resources: WorkerResources & { speechToText: ThreadedSpeechToText };
   config: Config;
   log: Logger;
+  metrics: HostMetrics;
 }
 
 export class ActorHost {
@@ -54,14 +56,14 @@ export class ActorHost {
   private constructor(private readonly parts: HostParts) {}
 
   /** Checks the models and the egress guard, loads the models, joins the bus, and starts serving. */
-  static async start(config: Config, rootLog: Logger): Promise<ActorHost> {
+  static async start(config: Config, rootLog: Logger, metrics: HostMetrics): Promise<ActorHost> {
     const log = rootLog.child({ component: 'host' });
     const hostId = config.hostId;
     await assertModels(config.modelsDir, Object.values(MODEL_FILES));
     await assertGuardLibrary(config.egressGuardLibrary);
     const resources = {
-      models: await loadAnalysisModels(config.modelsDir),
-      speechToText: await ThreadedSpeechToText.start(config.modelsDir),
+      models: await loadAnalysisModels(config.modelsDir, metrics.inference),
+      speechToText: await ThreadedSpeechToText.start(config.modelsDir, metrics.inference),
       egress: new EgressPolicy(parseAllowance(config.allowPrivateStreamHosts), config.egressGuardLibrary),
       pull: {
         ffmpegPath: config.ffmpegPath,
@@ -70,11 +72,12 @@ export class ActorHost {
         tls: { verify: config.streamTlsVerify, caFile: config.streamTlsCaFile },
         transcriptQueueLimit: config.transcriptQueueLimit,
       },
+      metrics,
     };
     const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log);
     const js = jetstream(nc);
     const rows = new RowPublisher(js, log);
-    const store = await SessionStore.open(nc, js, rows, log);
+    const store = await SessionStore.open(nc, js, rows, log, metrics.bus);
     const admission: AdmissionDeps = {
       store,
       quotas: await UserQuotas.open(js, store, config.userMaxActiveSessions),
@@ -82,16 +85,17 @@ export class ActorHost {
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
     };
-    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log });
+    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log, metrics });
     await host.run();
     return host;
   }
 
   private async run(): Promise<void> {
     this.subscriptions.push(
-      ...serveSessions(this.parts.nc, this.parts.store, this.parts.log),
-      ...serveEvents(this.parts.nc, this.parts.store, this.parts.rows, this.parts.config.sessionMaxSources, this.parts.log),
+      ...serveSessions(this.parts.nc, this.parts.store, this.parts.log, this.parts.metrics.bus),
+      ...serveEvents(this.parts.nc, this.parts.store, this.parts.rows, this.parts.config.sessionMaxSources, this.parts.log, this.parts.metrics.bus),
     );
+    this.parts.metrics.watch(() => [...this.actors.values()].map((actor) => actor.reportedWorkerState), this.parts.rows);
     await this.watchSessions();
     this.takeoverTimer = setInterval(() => void this.takeOverStale(), this.parts.config.heartbeatSeconds * 1000);
     this.updateCapacity();
@@ -106,6 +110,7 @@ export class ActorHost {
       this.createSubscription = serve(this.parts.nc, 'sessions.create', (request, context) => this.create(request, context), {
         queue: queues.hosts,
         log: this.parts.log,
+        observe: this.parts.metrics.bus,
       });
     } else if (!free && this.createSubscription) {
       this.createSubscription.unsubscribe();

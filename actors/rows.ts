@@ -15,11 +15,15 @@ interface Pending {
   subject: string;
   payload: string;
   id: string;
+  /** Rows in the payload. */
+  rows: number;
 }
 
 export class RowPublisher {
   private readonly retries: Pending[] = [];
   private retrying = false;
+  /** Rows the stream has acknowledged, since start. */
+  published = 0;
   /** Rows shed from the waiting buffer because it was full, since start. */
   dropped = 0;
   /** Publishes held back or refused because the stream was full, since start. */
@@ -36,13 +40,13 @@ export class RowPublisher {
 
   /** `key` tells the rows apart from the session's other rows of this kind (a second, a revision). */
   publish(session: string, kind: RowKind, rows: unknown[], key: string | number): void {
-    const pending = { subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key) };
+    const pending = { subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length };
     this.send(pending).catch(() => this.retryLater(pending));
   }
 
   /** Publishes and waits for the stream's acknowledgement: for callers that promise durability. */
   async publishDurably(session: string, kind: RowKind, rows: unknown[], key: string | number): Promise<void> {
-    await this.send({ subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key) });
+    await this.send({ subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length });
   }
 
   private async send(pending: Pending): Promise<void> {
@@ -52,6 +56,7 @@ export class RowPublisher {
     }
     try {
       await this.js.publish(pending.subject, pending.payload, { msgID: pending.id, timeout: 5000 });
+      this.published += pending.rows;
     } catch (error) {
       if (isStreamFull(error)) this.noteRefused();
       throw error;

@@ -56,6 +56,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     projectRoot,
     varDir,
     logLevel: read.text('LOG_LEVEL', 'info'),
+    // Every process: /metrics, /livez, /readyz (bus/metrics-server.ts). Port 0: one the OS picks,
+    // logged, so processes started side by side never collide; production names one per process.
+    metricsHost: read.text('METRICS_HOST', '127.0.0.1'),
+    metricsPort: read.number('METRICS_PORT', 0),
 
     // gateway
     host: read.text('HOST', '127.0.0.1'),

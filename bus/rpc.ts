@@ -15,7 +15,33 @@ export type { ReplyOf, RequestOf };
 /** How long the caller waits, sent with the request so the responder can give up in time. */
 const TIMEOUT_HEADER = 'Emo-Timeout-Ms';
 
+/**
+ * Told how long each request took and how it ended (200, or the error's status), for the
+ * process's metrics (bus/request-metrics.ts); passed in, so nothing here is global.
+ */
+export type RequestObserver = (operation: Operation, side: 'caller' | 'responder', seconds: number, status: number) => void;
+
 export async function call<O extends Operation>(
+  nc: NatsConnection,
+  operation: O,
+  request: RequestOf<O>,
+  timeoutMs: number,
+  observe?: RequestObserver,
+): Promise<ReplyOf<O>> {
+  const started = performance.now();
+  let status = 200;
+  try {
+    return await exchange(nc, operation, request, timeoutMs);
+  } catch (error) {
+    status = error instanceof ServiceError ? error.status : 500;
+    throw error;
+  } finally {
+    observe?.(operation, 'caller', (performance.now() - started) / 1000, status);
+  }
+}
+
+/** One request and its reply, errors as ServiceError. */
+async function exchange<O extends Operation>(
   nc: NatsConnection,
   operation: O,
   request: RequestOf<O>,
@@ -70,6 +96,8 @@ export interface ServeOptions {
   /** A queue group: one member of it answers each request. */
   queue?: string;
   subject?: string;
+  /** Told of each request answered: how long the handler took and the status it answered. */
+  observe?: RequestObserver;
 }
 
 /** Answers one operation: validates the request, runs the handler, replies with result or error. */
@@ -87,8 +115,10 @@ export function serve<O extends Operation>(
         log.error({ err: error, operation }, 'subscription failed');
         return;
       }
-      answer(msg, operation, handler, log).catch((failure: unknown) =>
-        log.error({ err: failure, operation }, 'reply could not be sent'),
+      const started = performance.now();
+      answer(msg, operation, handler, log).then(
+        (status) => options.observe?.(operation, 'responder', (performance.now() - started) / 1000, status),
+        (failure: unknown) => log.error({ err: failure, operation }, 'reply could not be sent'),
       );
     },
   });
@@ -99,7 +129,7 @@ async function answer<O extends Operation>(
   operation: O,
   handler: (request: RequestOf<O>, context: CallContext) => Promise<ReplyOf<O>>,
   log: Logger,
-): Promise<void> {
+): Promise<number> {
   const context = { deadline: deadlineOf(msg) };
   let reply: string;
   try {
@@ -110,14 +140,14 @@ async function answer<O extends Operation>(
     if (!checker(replySchema).Check(result)) throw new Error(`the ${operation} reply does not match its contract`);
     reply = JSON.stringify(result);
   } catch (error) {
-    respondError(msg, error, operation, log);
-    return;
+    return respondError(msg, error, operation, log);
   }
   try {
     msg.respond(reply);
+    return 200;
   } catch (error) {
     // Too large for the bus, or the connection is closing: the caller still gets an answer.
-    respondError(msg, error, operation, log);
+    return respondError(msg, error, operation, log);
   }
 }
 
@@ -130,7 +160,8 @@ function deadlineOf(msg: Msg): number {
   return Date.now() + (valid ? timeoutMs : DEFAULT_TIMEOUT_MS);
 }
 
-function respondError(msg: Msg, error: unknown, operation: string, log: Logger): void {
+/** Answers the error; returns its status. */
+function respondError(msg: Msg, error: unknown, operation: string, log: Logger): number {
   const failure =
     error instanceof ServiceError
       ? error
@@ -146,6 +177,7 @@ function respondError(msg: Msg, error: unknown, operation: string, log: Logger):
   msg.respond(JSON.stringify({ code: failure.code, message: failure.message, details: failure.details }), {
     headers: h,
   });
+  return failure.status;
 }
 
 /**

@@ -1,9 +1,11 @@
 // The REST gateway: stateless; authenticates, validates, and turns each call into one bus request.
 import Koa from 'koa';
+import type { Registry } from 'prom-client';
 import type { Logger } from '../bus/log.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
+import { httpMetrics } from './middleware/http-metrics.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { requestLog } from './middleware/request-log.ts';
 import type { OpenApiDocument } from './openapi/document.ts';
@@ -21,11 +23,14 @@ export interface AppOptions {
   bodyLimitBytes: number;
   /** Served at GET /v1/openapi.json. */
   openApi: OpenApiDocument;
+  /** Where REST requests are counted (the gateway's /metrics); none for an app built alone. */
+  registry?: Registry;
 }
 
 export function createApp(options: AppOptions): Koa {
   const app = new Koa();
   app.silent = true;
+  if (options.registry) app.use(httpMetrics(options.registry));
   app.use(requestLog(options.log));
   app.use(errors);
   // Before auth: the document is public.

@@ -2,7 +2,9 @@
 import { readConfig } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import { createLog } from '../bus/log.ts';
+import { createRegistry, MetricsServer } from '../bus/metrics-server.ts';
 import { logUnhandled, stopOnSignal } from '../bus/process-lifecycle.ts';
+import { busRequestMetrics } from '../bus/request-metrics.ts';
 import { createApp } from './app.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { createHttpServer } from './http-server.ts';
@@ -14,9 +16,11 @@ import { attachWebSocket } from './ws/server.ts';
 const config = readConfig();
 const log = createLog(config);
 logUnhandled(log, 'gateway');
+const registry = createRegistry();
+const metrics = await MetricsServer.start(registry, config, log);
 const authenticator = new Authenticator({ tokensFile: config.authTokensFile, jwtSecret: config.authJwtSecret });
 const nc = await connectBus(`gateway ${config.hostId}`, config.natsUrl, log);
-const send = busSender(nc, config.requestTimeoutMs);
+const send = busSender(nc, config.requestTimeoutMs, busRequestMetrics(registry));
 const authFailures = new RateLimit(config.authFailuresPerMinute, 60);
 const app = createApp({
   send,
@@ -25,6 +29,7 @@ const app = createApp({
   log: log.child({ component: 'gateway' }),
   bodyLimitBytes: config.bodyLimitBytes,
   openApi: openApiDocument(),
+  registry,
 });
 const server = createHttpServer(app, log.child({ component: 'http' }));
 const webSocket = attachWebSocket(server, {
@@ -33,6 +38,7 @@ const webSocket = attachWebSocket(server, {
   send,
   log: log.child({ component: 'ws' }),
   authFailures,
+  registry,
   limits: {
     connectionsPerUser: config.wsConnectionsPerUser,
     unauthenticatedPerAddress: config.wsUnauthenticatedPerAddress,
@@ -41,9 +47,13 @@ const webSocket = attachWebSocket(server, {
     messagesPerMinute: config.wsMessagesPerMinute,
   },
 });
-server.listen(config.port, config.host, () => log.info({ url: `http://${config.host}:${config.port}` }, 'gateway listening'));
+server.listen(config.port, config.host, () => {
+  log.info({ url: `http://${config.host}:${config.port}` }, 'gateway listening');
+  metrics.markReady();
+});
 
 stopOnSignal(log, 'gateway', async () => {
+  metrics.markStopping();
   const closing = webSocket.close();
   server.close();
   server.closeAllConnections();

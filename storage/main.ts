@@ -2,13 +2,17 @@
 import { readConfig } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import { createLog } from '../bus/log.ts';
+import { createRegistry, MetricsServer } from '../bus/metrics-server.ts';
 import { logUnhandled, stopOnSignal } from '../bus/process-lifecycle.ts';
 import { clickHouseServer } from './clickhouse.ts';
+import { StorageMetrics } from './metrics.ts';
 import { StorageService } from './service.ts';
 
 const config = readConfig();
 const log = createLog(config);
 logUnhandled(log, 'storage service');
+const registry = createRegistry();
+const metrics = await MetricsServer.start(registry, config, log);
 const nc = await connectBus(`storage ${config.hostId}`, config.natsUrl, log);
 const service = await StorageService.start(
   nc,
@@ -19,7 +23,12 @@ const service = await StorageService.start(
     writer: config.storageWriter ? { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs } : undefined,
     rowsStreamMaxBytes: config.rowsStreamMaxBytes,
     sessionMaxSeconds: config.sessionMaxSeconds,
+    metrics: new StorageMetrics(registry),
   },
   log.child({ component: 'storage' }),
 );
-stopOnSignal(log, 'storage service', () => service.stop());
+metrics.markReady();
+stopOnSignal(log, 'storage service', () => {
+  metrics.markStopping();
+  return service.stop();
+});

@@ -16,6 +16,7 @@ import { serveResults } from './api/results.ts';
 import { serveSessionList } from './api/sessions.ts';
 import { connectClickHouse, type ClickHouseServer } from './clickhouse.ts';
 import { ensureDeadLetterStream } from './dead-letter.ts';
+import type { StorageMetrics } from './metrics.ts';
 import { migrate } from './migrations.ts';
 import { ensureRowsStream } from './rows-stream.ts';
 import { StorageWriter, type WriterOptions } from './writer.ts';
@@ -30,6 +31,8 @@ export interface StorageOptions {
   rowsStreamMaxBytes: number;
   /** The longest a session runs: how far back a list of active sessions looks. */
   sessionMaxSeconds: number;
+  /** Where bus requests and the writer are measured (the process's /metrics). */
+  metrics?: StorageMetrics;
 }
 
 export class StorageService {
@@ -61,13 +64,15 @@ export class StorageService {
       deleted: (session) => records.deletedLately(session),
     });
     await writer?.start();
+    if (writer) options.metrics?.watchWriter(writer, jsm, log);
+    const observe = options.metrics?.bus;
     const service = new StorageService(nc, clickhouse, records, writer);
     service.subscriptions.push(
-      ...serveResults(nc, records, clickhouse, log),
-      serveSessionList(nc, records, clickhouse, options.sessionMaxSeconds, log),
-      serveEventList(nc, records, clickhouse, log),
-      serveSessionIndex(nc, clickhouse, log),
-      serveSessionPurge(nc, records, clickhouse, jsm, log),
+      ...serveResults(nc, records, clickhouse, log, observe),
+      serveSessionList(nc, records, clickhouse, options.sessionMaxSeconds, log, observe),
+      serveEventList(nc, records, clickhouse, log, observe),
+      serveSessionIndex(nc, clickhouse, log, observe),
+      serveSessionPurge(nc, records, clickhouse, jsm, log, observe),
       serveHealth(nc, options.id, 'storage'),
     );
     log.info({ writer: options.writer }, 'storage service ready');

@@ -7,7 +7,7 @@ import type { SensorSource } from '../../bus/contracts/session.ts';
 import { badRequest, notFound, quotaExceeded, unavailable, type ErrorDetail } from '../../bus/errors.ts';
 import { newId } from '../../bus/ids.ts';
 import type { Logger } from '../../bus/log.ts';
-import { serve } from '../../bus/rpc.ts';
+import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import { queues } from '../../bus/subjects.ts';
 import type { RowPublisher } from '../rows.ts';
 import { UNCHANGED, type SessionStore } from '../session/store.ts';
@@ -18,8 +18,9 @@ export function serveEvents(
   rows: RowPublisher,
   maxSources: number,
   log: Logger,
+  observe?: RequestObserver,
 ) {
-  const options = { queue: queues.api, log };
+  const options = { queue: queues.api, log, observe };
   return [
     serve(nc, 'sources.register', async ({ caller, session, body }): Promise<SensorSource> => {
       const { record } = await store.records.owned(caller, session);

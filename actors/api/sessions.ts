@@ -4,14 +4,14 @@ import type { Session } from '../../bus/contracts/session.ts';
 import { badRequest, notFound } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
 import { queues } from '../../bus/subjects.ts';
-import { serve } from '../../bus/rpc.ts';
+import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { deleteSession } from '../session/deletion.ts';
 import { finish } from '../session/lifecycle.ts';
 import type { SessionStore } from '../session/store.ts';
 
-export function serveSessions(nc: NatsConnection, store: SessionStore, log: Logger) {
-  const options = { queue: queues.api, log };
+export function serveSessions(nc: NatsConnection, store: SessionStore, log: Logger, observe?: RequestObserver) {
+  const options = { queue: queues.api, log, observe };
   return [
     serve(nc, 'sessions.get', async ({ caller, session }): Promise<Session> => {
       const { record } = await store.records.owned(caller, session);

@@ -1,6 +1,7 @@
 // Facial expression classification. The faces waiting from all the host's sessions are
 // classified together in one inference call (see Batcher).
 import { Batcher, concat } from '../models/batcher.ts';
+import type { InferenceTimer } from '../models/inference-timer.ts';
 import { ort } from '../models/onnx.ts';
 import { CROP_SIDE, CROP_VALUES } from './crop.ts';
 import { EXPRESSION_CLASSES } from './emotions.ts';
@@ -17,7 +18,10 @@ interface Crops {
 export class ExpressionClassifier {
   private readonly batcher: Batcher<Crops, Float32Array>;
 
-  constructor(private readonly model: ort.InferenceSession) {
+  constructor(
+    private readonly model: ort.InferenceSession,
+    private readonly timer?: InferenceTimer,
+  ) {
     this.batcher = new Batcher<Crops, Float32Array>(
       (group) => this.classify(group),
       (group, next) => group.reduce((faces, g) => faces + g.count, next.count) <= MAX_FACES_PER_CALL,
@@ -43,7 +47,9 @@ export class ExpressionClassifier {
   private async classify(group: Crops[]): Promise<Float32Array[]> {
     const faces = group.reduce((sum, g) => sum + g.count, 0);
     const input = group.length === 1 ? group[0]!.crops : concat(group.map((g) => g.crops), faces * CROP_VALUES);
+    const done = this.timer?.('expressions');
     const { probs } = await this.model.run({ input: new ort.Tensor('float32', input, [faces, 3, CROP_SIDE, CROP_SIDE]) }, ['probs']);
+    done?.();
     if (!probs) throw new Error('expression model returned no probs');
     const all = probs.data as Float32Array;
     let offset = 0;

@@ -2,6 +2,7 @@
 // The model takes any size that is a multiple of 32, so frames are padded, never scaled, and
 // the decoded boxes are already in frame pixels.
 import { Batcher, concat } from '../models/batcher.ts';
+import type { InferenceTimer } from '../models/inference-timer.ts';
 import { ort } from '../models/onnx.ts';
 import type { Box } from './box.ts';
 import { nms } from './nms.ts';
@@ -105,7 +106,10 @@ export class FaceDetector {
   // concurrent callers (several sessions) never share one while the model reads it.
   private readonly spareInputs: Float32Array[] = [];
 
-  constructor(private readonly model: ort.InferenceSession) {
+  constructor(
+    private readonly model: ort.InferenceSession,
+    private readonly timer?: InferenceTimer,
+  ) {
     this.batcher = new Batcher<DetectorInput, Face[]>(
       (group) => this.detect(group),
       (group, next) => group.length < MAX_FRAMES_PER_CALL && group[0]!.padW === next.padW && group[0]!.padH === next.padH,
@@ -136,7 +140,9 @@ export class FaceDetector {
   private async detect(group: DetectorInput[]): Promise<Face[][]> {
     const { padW, padH } = group[0]!;
     const input = group.length === 1 ? group[0]!.input : concat(group.map((g) => g.input), group.length * 3 * padW * padH);
+    const done = this.timer?.('face_detector');
     const results = await this.model.run({ input: new ort.Tensor('float32', input, [group.length, 3, padH, padW]) });
+    done?.();
     return group.map((_, frame) => {
       const outputs: Record<string, Float32Array> = {};
       for (const [name, tensor] of Object.entries(results)) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ExpressionClassifier } from '../face/expressions.ts';
 import { FaceDetector } from '../face/yunet.ts';
 import { MODEL_FILES } from './files.ts';
+import type { InferenceTimer } from './inference-timer.ts';
 import { loadModel, type ort } from './onnx.ts';
 
 export interface FaceModels {
@@ -17,12 +18,16 @@ export interface AnalysisModels {
   voiceActivity: ort.InferenceSession;
 }
 
-export async function loadAnalysisModels(modelsDir: string): Promise<AnalysisModels> {
+/** `timer`: times the face models' calls (the VAD's are timed by each stream's detector). */
+export async function loadAnalysisModels(modelsDir: string, timer?: InferenceTimer): Promise<AnalysisModels> {
   const load = (file: string) => loadModel(join(modelsDir, file));
   const [detector, expressions, voiceActivity] = await Promise.all([
     load(MODEL_FILES.faceDetector),
     load(MODEL_FILES.expressions),
     load(MODEL_FILES.voiceActivity),
   ]);
-  return { faces: { detector: new FaceDetector(detector), classifier: new ExpressionClassifier(expressions) }, voiceActivity };
+  return {
+    faces: { detector: new FaceDetector(detector, timer), classifier: new ExpressionClassifier(expressions, timer) },
+    voiceActivity,
+  };
 }

@@ -50,6 +50,11 @@ export class SessionActor extends Actor<Message> {
     this.mediaSeconds = options.record.mediaSeconds;
   }
 
+  /** The worker's last reported state, for the host's metrics. */
+  get reportedWorkerState(): WorkerState {
+    return this.workerState;
+  }
+
   start(): void {
     const { record } = this.options;
     const startWorker = this.options.startWorker ?? ((actor: SessionActor) => actor.streamWorker(record));

@@ -29,7 +29,7 @@ export async function deleteSession(
     }
     const left = deadline - Date.now() - REPLY_MARGIN_MS;
     if (left < MIN_PURGE_MS) throw unavailable('too little time was left to delete the session; nothing was deleted, retry');
-    await call(nc, 'sessions.purge', { caller, session: id }, left);
+    await call(nc, 'sessions.purge', { caller, session: id }, left, store.observeRequests);
     if (await store.remove(id, revision)) return;
   }
   throw unavailable('the session kept changing while it was being deleted; retry');

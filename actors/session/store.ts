@@ -12,7 +12,7 @@ import type { WorkerStateMessage } from '../../bus/contracts/live.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import { SessionRecords, type Versioned } from '../../bus/session-records.ts';
-import { call } from '../../bus/rpc.ts';
+import { call, type RequestObserver } from '../../bus/rpc.ts';
 import { changesListing, indexRow } from '../../bus/session-view.ts';
 import type { RowPublisher } from '../rows.ts';
 
@@ -28,6 +28,8 @@ export class SessionStore {
     private readonly nc: NatsConnection,
     private readonly rows: RowPublisher,
     private readonly log: Logger,
+    /** Times this host's requests to the storage services (the index, and a deletion's purge). */
+    readonly observeRequests?: RequestObserver,
   ) {}
 
   static async open(
@@ -35,8 +37,9 @@ export class SessionStore {
     js: JetStreamClient,
     rows: RowPublisher,
     log: Logger,
+    observeRequests?: RequestObserver,
   ): Promise<SessionStore> {
-    return new SessionStore(await SessionRecords.open(js, log), nc, rows, log);
+    return new SessionStore(await SessionRecords.open(js, log), nc, rows, log, observeRequests);
   }
 
   async create(record: SessionRecord): Promise<Versioned> {
@@ -106,7 +109,7 @@ export class SessionStore {
   private async index(record: SessionRecord, revision: number): Promise<void> {
     const row = indexRow(record, revision);
     try {
-      await call(this.nc, 'sessions.index', row, INDEX_TIMEOUT_MS);
+      await call(this.nc, 'sessions.index', row, INDEX_TIMEOUT_MS, this.observeRequests);
     } catch (error) {
       this.log.warn({ err: error, session: record.id }, 'session index unreachable; queued on the row stream');
       this.rows.publish(record.id, 'session', [row], revision);

@@ -7,6 +7,7 @@ import type { StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import { FaceAnalyzer } from '../face/analyzer.ts';
+import type { WorkerMetrics } from '../metrics.ts';
 import type { AnalysisModels } from '../models/analysis-models.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
 import type { RowPublisher } from '../rows.ts';
@@ -39,6 +40,8 @@ export interface WorkerResources {
   /** Every connection ffmpeg makes for a stream is held to it. */
   egress: EgressPolicy;
   pull: PullSettings;
+  /** Where frames, speech drops and VAD time are counted (the host's /metrics). */
+  metrics?: WorkerMetrics;
 }
 
 export interface PullSettings {
@@ -72,7 +75,10 @@ export class StreamWorker implements Child {
       limit: options.resources.pull.transcriptQueueLimit,
       stt: options.resources.speechToText,
       onRow: (row) => rows.publish(session, 'speech', [row], Math.round(row.start * 1000)),
-      onDropped: (total) => log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind'),
+      onDropped: (total) => {
+        options.resources.metrics?.speechSegmentDropped();
+        log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind');
+      },
       onError: (error) => log.error({ session, err: error }, 'a speech segment could not be transcribed'),
     });
     this.done = this.run().finally(() => this.transcripts.close());
@@ -116,7 +122,7 @@ export class StreamWorker implements Child {
   /** One ffmpeg run, from connection to exit, with fresh analysers. */
   private async connectOnce(): Promise<{ reason: string; resolution?: string }> {
     const { session, createdAt, streamUri, rows, reports, resources } = this.options;
-    const { pull, models, egress } = resources;
+    const { pull, models, egress, metrics } = resources;
     const ingest = new Ingest({
       env: await egress.guardEnvironment(),
       uri: streamUri,
@@ -151,6 +157,7 @@ export class StreamWorker implements Child {
           session,
           startOffset: sinceStart(Date.now()),
           voiceActivity: models.voiceActivity,
+          inferenceTimer: metrics?.inference,
           onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
           onSegment: (segment) => this.transcripts.push(segment),
         });
@@ -164,7 +171,10 @@ export class StreamWorker implements Child {
             const track = trackBase + row.track;
             rows.publish(session, 'face', [{ ...row, track }], `${row.second}.${track}`);
           },
-          onVideoSecond: (row) => rows.publish(session, 'video', [row], row.second),
+          onVideoSecond: (row) => {
+            metrics?.videoSecond(row.frames, row.dropped);
+            rows.publish(session, 'video', [row], row.second);
+          },
         });
       }
     });

@@ -1,6 +1,7 @@
 // Speech-to-text on a worker thread, shared by every session of the host. If the thread dies,
 // the calls in flight fail and the next call starts a fresh thread.
 import { Worker } from 'node:worker_threads';
+import type { InferenceTimer } from '../models/inference-timer.ts';
 import type { Transcriber } from './moonshine.ts';
 import type { SpeechReply } from './speech-thread.ts';
 
@@ -19,11 +20,17 @@ export class ThreadedSpeechToText implements Transcriber {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
-  private constructor(private readonly modelsDir: string) {}
+  private constructor(
+    private readonly modelsDir: string,
+    private readonly timer?: InferenceTimer,
+  ) {}
 
-  /** Starts the thread and waits until its model is loaded, so a broken model fails at start. */
-  static async start(modelsDir: string): Promise<ThreadedSpeechToText> {
-    const stt = new ThreadedSpeechToText(modelsDir);
+  /**
+   * Starts the thread and waits until its model is loaded, so a broken model fails at start.
+   * `timer` times each transcription's round trip to the thread, its wait there included.
+   */
+  static async start(modelsDir: string, timer?: InferenceTimer): Promise<ThreadedSpeechToText> {
+    const stt = new ThreadedSpeechToText(modelsDir, timer);
     await stt.thread();
     return stt;
   }
@@ -31,8 +38,13 @@ export class ThreadedSpeechToText implements Transcriber {
   async transcribe(samples: Float32Array): Promise<string> {
     const worker = await this.thread();
     const id = this.nextId++;
+    const done = this.timer?.('speech');
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      const transcribed = (text: string) => {
+        done?.();
+        resolve(text);
+      };
+      this.pending.set(id, { resolve: transcribed, reject });
       worker.postMessage({ id, samples });
     });
   }

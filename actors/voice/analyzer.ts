@@ -2,6 +2,7 @@
 // speech share) and speech segments for transcription. Everything advances in 32 ms steps;
 // a step belongs to the second in which its last sample falls.
 import type { AudioSecond } from '../../bus/contracts/rows.ts';
+import type { InferenceTimer } from '../models/inference-timer.ts';
 import type { ort } from '../models/onnx.ts';
 import { AudioHistory } from './history.ts';
 import { dbfsFromPower, sumOfSquares } from './level.ts';
@@ -23,6 +24,8 @@ export interface VoiceAnalyzerOptions {
   startOffset: number;
   /** The host's Silero VAD session. */
   voiceActivity: ort.InferenceSession;
+  /** Times the VAD's calls for the host's metrics. */
+  inferenceTimer?: InferenceTimer;
   onSecond(row: AudioSecond): void;
   onSegment(segment: SpeechAudio): void;
 }
@@ -64,7 +67,7 @@ export class VoiceAnalyzer {
   private readonly vad: VoiceActivityDetector;
 
   constructor(private readonly options: VoiceAnalyzerOptions) {
-    this.vad = new VoiceActivityDetector(options.voiceActivity);
+    this.vad = new VoiceActivityDetector(options.voiceActivity, options.inferenceTimer);
   }
 
   /** Feeds raw s16le PCM; callers await each push before the next. */

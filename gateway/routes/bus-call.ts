@@ -3,10 +3,11 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Context } from 'koa';
 import type { Caller } from '../../bus/contracts/session.ts';
 import type { Operation, ReplyOf, RequestOf } from '../../bus/operations.ts';
-import { call } from '../../bus/rpc.ts';
+import { call, type RequestObserver } from '../../bus/rpc.ts';
 
 export type Send = <O extends Operation>(operation: O, request: RequestOf<O>) => Promise<ReplyOf<O>>;
 
-export const busSender = (nc: NatsConnection, timeoutMs: number): Send => (operation, request) => call(nc, operation, request, timeoutMs);
+export const busSender = (nc: NatsConnection, timeoutMs: number, observe?: RequestObserver): Send => (operation, request) =>
+  call(nc, operation, request, timeoutMs, observe);
 
 export const callerOf = (ctx: Context): Caller => ctx.state.caller as Caller;

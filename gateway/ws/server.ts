@@ -4,6 +4,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { Gauge, type Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import type { Logger } from '../../bus/log.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
@@ -23,6 +24,8 @@ export interface WebSocketDeps {
   limits: WsLimits;
   /** Failed authentications per client address, shared with the REST API. */
   authFailures: RateLimit;
+  /** Where open connections are counted (the gateway's /metrics). */
+  registry?: Registry;
 }
 
 export function attachWebSocket(server: Server, deps: WebSocketDeps): { close(): Promise<void> } {
@@ -32,6 +35,16 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
   const anonymous = new ConnectionCounts(limits.unauthenticatedPerAddress);
   const connections = new Set<Connection>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_PROTOCOL.maxMessageBytes });
+  if (deps.registry) {
+    new Gauge({
+      name: 'emo_websocket_connections',
+      help: 'Open WebSocket connections, authenticated or not',
+      registers: [deps.registry],
+      collect() {
+        this.set(connections.size);
+      },
+    });
+  }
 
   const refuse = (socket: Duplex, status: string) => {
     socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);

@@ -30,6 +30,8 @@ export interface Services {
   hosts: Service[];
   storage: Service;
   gateway: Service;
+  /** Base URLs of each process's /metrics, /livez and /readyz (METRICS_PORT). */
+  metrics: { storage: string; gateway: string; hosts: string[] };
   /** Starts one more actor host (for failover tests). */
   startHost(env?: Record<string, string>): Promise<Service>;
   api<T = any>(method: string, path: string, options?: { body?: unknown; token?: string; raw?: string; headers?: Record<string, string> }): Promise<Reply<T>>;
@@ -67,11 +69,19 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
   const bus = await connect({ servers: options.env?.NATS_URL ?? process.env.NATS_URL, maxReconnectAttempts: -1 });
   let hostCount = 0;
   const hosts: Service[] = [];
+  const metrics = { storage: '', gateway: '', hosts: [] as string[] };
+  // Explicit ports, so a test knows where each process answers.
+  const metricsAt = async () => {
+    const port = String(await freePort());
+    return { url: `http://127.0.0.1:${port}`, env: { METRICS_HOST: '127.0.0.1', METRICS_PORT: port } };
+  };
   const startHost = async (env: Record<string, string> = {}) => {
     const id = `${options.name}-host-${++hostCount}`;
+    const hostMetrics = await metricsAt();
+    metrics.hosts.push(hostMetrics.url);
     const host = startService(id, process.execPath, [...tsx, join(root, 'actors/main.ts')], {
       logFile: join(dir, `${id}.log`),
-      env: { ...baseEnv, HOST_ID: id, ...env },
+      env: { ...baseEnv, ...hostMetrics.env, HOST_ID: id, ...env },
       cwd: root,
     });
     hosts.push(host);
@@ -86,18 +96,22 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
   try {
     // The storage service first: it creates the schema and the ROWS stream the hosts write to.
     const storageId = `${options.name}-storage`;
+    const storageMetrics = await metricsAt();
+    metrics.storage = storageMetrics.url;
     storage = startService(storageId, process.execPath, [...tsx, join(root, 'storage/main.ts')], {
       logFile: join(dir, 'storage.log'),
-      env: { ...baseEnv, HOST_ID: storageId },
+      env: { ...baseEnv, ...storageMetrics.env, HOST_ID: storageId },
       cwd: root,
     });
     await waitForHealth(bus, storageId, 60_000, storage.exited).catch((error: Error) => {
       throw new Error(`${error.message}; see ${join(dir, 'storage.log')}`);
     });
     for (let i = 0; i < (options.hosts ?? 1); i++) await startHost();
+    const gatewayMetrics = await metricsAt();
+    metrics.gateway = gatewayMetrics.url;
     gateway = startService(`${options.name}-gateway`, process.execPath, [...tsx, join(root, 'gateway/main.ts')], {
       logFile: join(dir, 'gateway.log'),
-      env: { ...baseEnv, PORT: String(port), HOST_ID: `${options.name}-gateway` },
+      env: { ...baseEnv, ...gatewayMetrics.env, PORT: String(port), HOST_ID: `${options.name}-gateway` },
       cwd: root,
     });
     await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 30_000);
@@ -154,5 +168,5 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     await bus.close();
   };
 
-  return { baseUrl, users, hosts, storage: storage!, gateway: gateway!, startHost, api, waitForSession, stop };
+  return { baseUrl, users, hosts, storage: storage!, gateway: gateway!, metrics, startHost, api, waitForSession, stop };
 }

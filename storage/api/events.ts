@@ -3,12 +3,12 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
-import { serve } from '../../bus/rpc.ts';
+import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
 import { listEvents } from '../events.ts';
 
-export function serveEventList(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger) {
+export function serveEventList(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger, observe?: RequestObserver) {
   return serve(nc, 'events.list', async ({ caller, session, query }) => {
     await records.owned(caller, session);
     if (query.from !== undefined && query.to !== undefined && query.to <= query.from) {
@@ -18,5 +18,5 @@ export function serveEventList(nc: NatsConnection, records: SessionRecords, clic
     }
     const page = await listEvents(clickhouse, session, query);
     return { ...page, offset: query.offset, limit: query.limit };
-  }, { queue: queues.api, log });
+  }, { queue: queues.api, log, observe });
 }

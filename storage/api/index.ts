@@ -4,13 +4,13 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../../bus/log.ts';
-import { serve } from '../../bus/rpc.ts';
+import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import { queues } from '../../bus/subjects.ts';
 import { indexSession } from '../sessions-index.ts';
 
-export function serveSessionIndex(nc: NatsConnection, clickhouse: ClickHouseClient, log: Logger) {
+export function serveSessionIndex(nc: NatsConnection, clickhouse: ClickHouseClient, log: Logger, observe?: RequestObserver) {
   return serve(nc, 'sessions.index', async (row) => {
     await indexSession(clickhouse, row);
     return null;
-  }, { queue: queues.api, log });
+  }, { queue: queues.api, log, observe });
 }

@@ -6,7 +6,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
-import { serve } from '../../bus/rpc.ts';
+import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
 import { purgeSession } from '../purge.ts';
@@ -17,11 +17,12 @@ export function serveSessionPurge(
   clickhouse: ClickHouseClient,
   jsm: JetStreamManager,
   log: Logger,
+  observe?: RequestObserver,
 ) {
   return serve(nc, 'sessions.purge', async ({ caller, session }, { deadline }) => {
     const { record } = await records.owned(caller, session, true);
     if (record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
     await purgeSession(clickhouse, jsm, record, deadline);
     return null;
-  }, { queue: queues.api, log });
+  }, { queue: queues.api, log, observe });
 }

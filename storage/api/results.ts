@@ -6,7 +6,7 @@ import type { ResultRequest, TimelineQuery } from '../../bus/contracts/results.t
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
-import { serve } from '../../bus/rpc.ts';
+import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { elapsedSeconds, presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
@@ -19,8 +19,8 @@ import {
 } from '../timelines.ts';
 import { listTranscript } from '../transcripts.ts';
 
-export function serveResults(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger) {
-  const options = { queue: queues.api, log };
+export function serveResults(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger, observe?: RequestObserver) {
+  const options = { queue: queues.api, log, observe };
   const sessionField = (record: SessionRecord, expand: 'session' | undefined) =>
     expand === 'session' ? presentSession(publicRecord(record)) : record.id;
 

@@ -5,7 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { MAX_DATE_MS, type SessionPage } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
-import { serve } from '../../bus/rpc.ts';
+import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
@@ -21,6 +21,7 @@ export function serveSessionList(
   clickhouse: ClickHouseClient,
   sessionMaxSeconds: number,
   log: Logger,
+  observe?: RequestObserver,
 ) {
   return serve(nc, 'sessions.list', async ({ caller, query }): Promise<SessionPage> => {
     const fromMs = dateBound(query.from, 'from');
@@ -43,7 +44,7 @@ export function serveSessionList(
       return presentSession(latest ? publicRecord(latest.record) : indexed, now);
     });
     return { hasMore: page.hasMore, data, offset: query.offset, limit: query.limit };
-  }, { queue: queues.api, log });
+  }, { queue: queues.api, log, observe });
 }
 
 /** A list's date bound in ms: ISO 8601 (a date alone is midnight UTC) or Unix milliseconds. */

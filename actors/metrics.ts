@@ -1,0 +1,95 @@
+// The actor host's metrics, on the process's registry (made in main.ts) and handed to what
+// counts: the models (inference time), each session's worker (frames, speech drops) and the
+// host itself (sessions, rows, bus requests). Never a session id or a user as a label.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { WORKER_STATES, type WorkerState } from '../bus/contracts/session.ts';
+import { busRequestMetrics } from '../bus/request-metrics.ts';
+import type { RequestObserver } from '../bus/rpc.ts';
+import { runningTotal } from '../bus/running-total.ts';
+import type { InferenceTimer } from './models/inference-timer.ts';
+import type { RowPublisher } from './rows.ts';
+
+/** What a session's worker reports besides its rows. */
+export interface WorkerMetrics {
+  inference: InferenceTimer;
+  /** A second of video was emitted: frames analysed in it, and frames skipped unanalysed. */
+  videoSecond(analysed: number, dropped: number): void;
+  /** A speech segment was dropped unheard: transcription was behind. */
+  speechSegmentDropped(): void;
+}
+
+export class HostMetrics implements WorkerMetrics {
+  readonly bus: RequestObserver;
+  readonly inference: InferenceTimer;
+  private readonly framesAnalysed: Counter;
+  private readonly framesDropped: Counter;
+  private readonly speechDropped: Counter;
+
+  constructor(private readonly registry: Registry) {
+    this.bus = busRequestMetrics(registry);
+    const inference = new Histogram({
+      name: 'emo_inference_duration_seconds',
+      help: 'Model calls by model (face_detector, expressions: one call per batch of the host\'s sessions; voice_activity: one 32 ms step; speech: one segment\'s round trip to the transcription thread, its wait there included)',
+      labelNames: ['model'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+    this.inference = (model) => inference.startTimer({ model });
+    this.framesAnalysed = new Counter({ name: 'emo_frames_analysed_total', help: 'Video frames analysed for faces', registers: [registry] });
+    this.framesDropped = new Counter({
+      name: 'emo_frames_dropped_total',
+      help: 'Video frames skipped unanalysed because the analysis of their session was behind',
+      registers: [registry],
+    });
+    this.speechDropped = new Counter({
+      name: 'emo_speech_segments_dropped_total',
+      help: 'Speech segments dropped untranscribed because a session\'s transcription queue was full',
+      registers: [registry],
+    });
+  }
+
+  videoSecond(analysed: number, dropped: number): void {
+    this.framesAnalysed.inc(analysed);
+    this.framesDropped.inc(dropped);
+  }
+
+  speechSegmentDropped(): void {
+    this.speechDropped.inc();
+  }
+
+  /** Reads the host's sessions (the worker state of each) and its row publisher at each scrape. */
+  watch(workerStates: () => WorkerState[], rows: RowPublisher): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'emo_sessions_active',
+      help: 'Sessions this host runs',
+      registers,
+      collect() {
+        this.set(workerStates().length);
+      },
+    });
+    new Gauge({
+      name: 'emo_sessions_worker_state',
+      help: 'Sessions this host runs, by the state of their worker',
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        const states = workerStates();
+        for (const state of WORKER_STATES) this.set({ state }, states.filter((s) => s === state).length);
+      },
+    });
+    runningTotal(this.registry, 'emo_rows_published_total', 'Result rows stored in the ROWS stream', () => rows.published);
+    runningTotal(
+      this.registry,
+      'emo_row_publishes_refused_total',
+      'Row publishes held back or refused because ROWS was full (retried)',
+      () => rows.refused,
+    );
+    runningTotal(
+      this.registry,
+      'emo_row_messages_dropped_total',
+      'Row messages shed, unpublished, because the buffer of rows waiting for ROWS was full',
+      () => rows.dropped,
+    );
+  }
+}

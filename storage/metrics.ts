@@ -1,0 +1,71 @@
+// The storage service's metrics, on the process's registry (made in main.ts): bus requests it
+// answers, and, where the writer runs, rows written and set aside, what waits in ROWS and how
+// far behind the writers are. ROWS and its consumer are shared by every writer, so each
+// writing service reports the same backlog: aggregate those with max(), not sum().
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { Gauge, type Registry } from 'prom-client';
+import type { Logger } from '../bus/log.ts';
+import { busRequestMetrics } from '../bus/request-metrics.ts';
+import type { RequestObserver } from '../bus/rpc.ts';
+import { runningTotal } from '../bus/running-total.ts';
+import { consumers, streams } from '../bus/subjects.ts';
+import type { StorageWriter } from './writer.ts';
+
+/**
+ * Writer lag: the age of the oldest row in ROWS, 0 when it is empty. ROWS is a work queue and
+ * a writer acknowledges a row only once ClickHouse (or the dead-letter stream) has it, so the
+ * oldest message in it is the oldest row not yet written.
+ */
+export function writerLagSeconds(state: { messages: number; first_ts: string }, now: number): number {
+  if (state.messages === 0) return 0;
+  return Math.max(0, (now - Date.parse(state.first_ts)) / 1000);
+}
+
+export class StorageMetrics {
+  readonly bus: RequestObserver;
+
+  constructor(private readonly registry: Registry) {
+    this.bus = busRequestMetrics(registry);
+  }
+
+  /** Reads the writer's totals, and ROWS and its consumer from the server, at each scrape. */
+  watchWriter(writer: StorageWriter, jsm: JetStreamManager, log: Logger): void {
+    const registers = [this.registry];
+    runningTotal(this.registry, 'emo_rows_written_total', 'Result rows this writer inserted into ClickHouse', () => writer.rowsWritten);
+    runningTotal(
+      this.registry,
+      'emo_rows_dead_lettered_total',
+      'Rows this writer set aside in the DEAD_ROWS stream because they can never be stored',
+      () => writer.deadLetters,
+    );
+    // Unknown (NATS unreachable) is NaN rather than a stale value that looks healthy.
+    const unknown = (gauge: Gauge, error: unknown) => {
+      log.debug({ err: error }, 'ROWS could not be read for the metrics');
+      gauge.set(NaN);
+    };
+    new Gauge({
+      name: 'emo_rows_pending_messages',
+      help: 'Row messages in ROWS not yet delivered to a writer (the writer consumer\'s num_pending)',
+      registers,
+      async collect() {
+        try {
+          this.set((await jsm.consumers.info(streams.rows, consumers.writer)).num_pending);
+        } catch (error) {
+          unknown(this, error);
+        }
+      },
+    });
+    new Gauge({
+      name: 'emo_writer_lag_seconds',
+      help: 'Age of the oldest row in ROWS, that is of the oldest row not yet written to ClickHouse; 0 when ROWS is empty',
+      registers,
+      async collect() {
+        try {
+          this.set(writerLagSeconds((await jsm.streams.info(streams.rows)).state, Date.now()));
+        } catch (error) {
+          unknown(this, error);
+        }
+      },
+    });
+  }
+}
