@@ -52,12 +52,14 @@ try {
   const token = developmentToken();
   const env = process.env;
   const tsx = ['--import', 'tsx'];
+  // Fixed metrics ports, so a local Prometheus (or curl) knows where to look.
+  const metricsPorts = { gateway: 9464, host: 9465, storage: 9466 };
   const bus = await connectBus('npm start', config.natsUrl, log);
   // The storage service first: it creates the schema and the ROWS stream the host writes to.
   const storageLog = join(dataDir, 'storage.log');
   const storageId = `${hostname()}-storage`;
   const startStorage = () =>
-    startService('storage', process.execPath, [...tsx, 'storage/main.ts'], { logFile: storageLog, env: { ...env, HOST_ID: storageId }, cwd: config.projectRoot });
+    startService('storage', process.execPath, [...tsx, 'storage/main.ts'], { logFile: storageLog, env: { ...env, HOST_ID: storageId, METRICS_PORT: String(metricsPorts.storage) }, cwd: config.projectRoot });
   const storage = startStorage();
   await waitForHealth(bus, storageId, 120_000, storage.exited).catch((error: Error) => {
     throw new Error(`${error.message}; see ${storageLog}`);
@@ -67,7 +69,7 @@ try {
   // A fixed id: its health subject is known, and the session records name a stable owner.
   const hostId = `${hostname()}-actor-host`;
   const startHost = () =>
-    startService('actor-host', process.execPath, [...tsx, 'actors/main.ts'], { logFile: hostLog, env: { ...env, HOST_ID: hostId }, cwd: config.projectRoot });
+    startService('actor-host', process.execPath, [...tsx, 'actors/main.ts'], { logFile: hostLog, env: { ...env, HOST_ID: hostId, METRICS_PORT: String(metricsPorts.host) }, cwd: config.projectRoot });
   const host = startHost();
   await waitForHealth(bus, hostId, 120_000, host.exited).catch((error: Error) => {
     throw new Error(`${error.message}; see ${hostLog}`);
@@ -75,7 +77,7 @@ try {
   await bus.close();
   started.push(supervise(host, startHost, (message) => console.error(message)));
   const gatewayLog = join(dataDir, 'gateway.log');
-  const startGateway = () => startService('gateway', process.execPath, [...tsx, 'gateway/main.ts'], { logFile: gatewayLog, env, cwd: config.projectRoot });
+  const startGateway = () => startService('gateway', process.execPath, [...tsx, 'gateway/main.ts'], { logFile: gatewayLog, env: { ...env, METRICS_PORT: String(metricsPorts.gateway) }, cwd: config.projectRoot });
   started.push(supervise(startGateway(), startGateway, (message) => console.error(message)));
   const baseUrl = `http://${config.host}:${config.port}`;
   await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 60_000);
@@ -86,6 +88,7 @@ The service is running.
   token:      ${token}
   NATS:       ${config.natsUrl}
   ClickHouse: ${config.clickhouseUrl} (database ${config.clickhouseDatabase})
+  metrics:    http://${config.metricsHost}:{${metricsPorts.gateway},${metricsPorts.host},${metricsPorts.storage}}/metrics (gateway, actor host, storage; also /livez, /readyz)
   logs:       ${dataDir}/*.log
 
 Try: curl -H 'Authorization: Bearer ${token}' ${baseUrl}/v1/sessions
