@@ -8,8 +8,9 @@ import type { Logger } from '../../bus/log.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import { FaceAnalyzer } from '../face/analyzer.ts';
 import type { WorkerMetrics } from '../metrics.ts';
-import type { AnalysisModels } from '../models/analysis-models.ts';
+import { AUDIO_BYTES_PER_SECOND } from '../ingest/ffmpeg-args.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
+import type { AnalysisModels } from '../models/analysis-models.ts';
 import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
 import type { Transcriber } from '../transcript/moonshine.ts';
@@ -136,6 +137,7 @@ export class StreamWorker implements Child {
     // Track ids stay unique across reconnections and host takeovers: each run counts from its start.
     const trackBase = Math.floor(sinceStart(Date.now())) * 1000;
     let voice: VoiceAnalyzer | undefined;
+    let hasAudio = false;
     let face: FaceAnalyzer | undefined;
     let audioChain: Promise<void> = Promise.resolve();
     let crash: unknown;
@@ -152,16 +154,7 @@ export class StreamWorker implements Child {
         return;
       }
       reports.state('working');
-      if (info.hasAudio) {
-        voice = new VoiceAnalyzer({
-          session,
-          startOffset: sinceStart(Date.now()),
-          voiceActivity: models.voiceActivity,
-          inferenceTimer: metrics?.inference,
-          onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
-          onSegment: (segment) => this.transcripts.push(segment),
-        });
-      }
+      hasAudio = info.hasAudio;
       if (info.hasVideo) {
         face = new FaceAnalyzer({
           session,
@@ -178,11 +171,20 @@ export class StreamWorker implements Child {
         });
       }
     });
-    ingest.on('audio', (chunk: Buffer) => {
-      if (!voice || resolution) return;
-      const analyzer = voice;
+    ingest.on('audio', (chunk: Buffer, receivedAt: number) => {
+      if (!hasAudio || resolution) return;
+      // The stream is known (probed) a moment before ffmpeg delivers its first sample: the
+      // audio's clock starts with that first sample, as the frames' clock starts with theirs.
+      const analyzer = (voice ??= new VoiceAnalyzer({
+        session,
+        startOffset: sinceStart(receivedAt - (chunk.length / AUDIO_BYTES_PER_SECOND) * 1000),
+        voiceActivity: models.voiceActivity,
+        inferenceTimer: metrics?.inference,
+        onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
+        onSegment: (segment) => this.transcripts.push(segment),
+      }));
       audioChain = audioChain.then(() => analyzer.push(chunk)).catch(fail);
-      this.mediaSeconds += chunk.length / 32_000;
+      this.mediaSeconds += chunk.length / AUDIO_BYTES_PER_SECOND;
       reports.mediaSeconds(this.mediaSeconds);
     });
     ingest.on('frame', (frame: { rgb: Uint8Array; width: number; height: number; receivedAt: number }) => {
@@ -193,7 +195,7 @@ export class StreamWorker implements Child {
       } catch (error) {
         fail(error);
       }
-      if (!voice) {
+      if (!hasAudio) {
         this.mediaSeconds += 1 / pull.fps;
         reports.mediaSeconds(this.mediaSeconds);
       }
