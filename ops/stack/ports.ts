@@ -1,10 +1,23 @@
 // Loopback ports: free ones for servers started on the fly, and whether one accepts connections.
-// A free port is released before the caller binds it; a collision is possible in principle but
-// harmless in practice on one machine.
+// A free port is released before the caller binds it: another process may take it meanwhile
+// (rare on one machine), but this process never hands the same one out twice.
 import { createSocket } from 'node:dgram';
 import { connect, createServer } from 'node:net';
 
-export function freePort(): Promise<number> {
+// Ports already handed out by this process: the OS may offer a released port again before the
+// caller it was given to has bound it (a test file asks for several before starting anything).
+const handedOut = new Set<number>();
+
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await unboundPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function unboundPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
