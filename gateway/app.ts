@@ -14,6 +14,7 @@ import type { Send } from './routes/bus-call.ts';
 import { eventRoutes } from './routes/events.ts';
 import { resultRoutes } from './routes/results.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import { dashboard } from './static.ts';
 
 export interface AppOptions {
   send: Send;
@@ -37,6 +38,7 @@ export function createApp(options: AppOptions): Koa {
   const openApi = openApiRoute(options.openApi);
   app.use(openApi.routes());
   app.use(openApi.allowedMethods({ throw: true }));
+  app.use(dashboard());
   app.use(auth(options.authenticator, options.limits));
   app.use(jsonBody(options.bodyLimitBytes));
   for (const router of [sessionRoutes(options.send), resultRoutes(options.send), eventRoutes(options.send)]) {

@@ -6,9 +6,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(nats-server clickhouse-server clickhouse-client ffmpeg gcc libc6-dev)
 if [[ "${1:-}" == "--test" ]]; then
-  # Local stream servers and speech synthesis for the integration tests and benchmarks.
+  # Local stream servers and speech synthesis for the integration tests and benchmarks; a
+  # browser for the dashboard's test.
   packages+=(nginx libnginx-mod-rtmp libnginx-mod-stream openssl gir1.2-gst-rtsp-server-1.0 python3-gi
-    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav espeak-ng sox)
+    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav espeak-ng sox chromium)
 fi
 
 missing=()
