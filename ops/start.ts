@@ -83,6 +83,7 @@ try {
   await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 60_000);
   console.log(`
 The service is running.
+  dashboard:  ${baseUrl}/ (sign in with the token below)
   base URL:   ${baseUrl}/v1
   WebSocket:  ws://${config.host}:${config.port}/ws/v1
   token:      ${token}
