@@ -30,6 +30,7 @@ import { isStale, takeOver } from './session/lifecycle.ts';
 import { UserQuotas } from './session/quotas.ts';
 import { SessionStore } from './session/store.ts';
 import { ThreadedSpeechToText } from './transcript/threaded.ts';
+import { VoiceThread } from './voice/threaded.ts';
 
 /** What a host is made of, built once by start(). */
 interface HostParts {
@@ -38,7 +39,7 @@ interface HostParts {
   store: SessionStore;
   rows: RowPublisher;
   admission: AdmissionDeps;
-  resources: WorkerResources & { speechToText: ThreadedSpeechToText };
+  resources: WorkerResources & { speechToText: ThreadedSpeechToText; voice: VoiceThread };
   config: Config;
   log: Logger;
   metrics: HostMetrics;
@@ -64,6 +65,11 @@ export class ActorHost {
     const resources = {
       models: await loadAnalysisModels(config.modelsDir, metrics.inference),
       speechToText: await ThreadedSpeechToText.start(config.modelsDir, metrics.inference),
+      voice: await VoiceThread.start({
+        modelsDir: config.modelsDir,
+        maxBacklogSeconds: config.voiceMaxBacklogSeconds,
+        observeInference: (seconds) => metrics.observeInference('voice_activity', seconds),
+      }),
       egress: new EgressPolicy(parseAllowance(config.allowPrivateStreamHosts), config.egressGuardLibrary),
       pull: {
         ffmpegPath: config.ffmpegPath,
@@ -180,5 +186,6 @@ export class ActorHost {
     this.parts.store.records.close();
     await this.parts.nc.drain();
     await this.parts.resources.speechToText.close();
+    await this.parts.resources.voice.close();
   }
 }

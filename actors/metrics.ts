@@ -6,7 +6,7 @@ import { WORKER_STATES, type WorkerState } from '../bus/contracts/session.ts';
 import { busRequestMetrics } from '../bus/request-metrics.ts';
 import type { RequestObserver } from '../bus/rpc.ts';
 import { runningTotal } from '../bus/running-total.ts';
-import type { InferenceTimer } from './models/inference-timer.ts';
+import type { InferenceTimer, ModelName } from './models/inference-timer.ts';
 import type { RowPublisher } from './rows.ts';
 
 /** What a session's worker reports besides its rows. */
@@ -16,25 +16,33 @@ export interface WorkerMetrics {
   videoSecond(analysed: number, dropped: number): void;
   /** A speech segment was dropped unheard: transcription was behind. */
   speechSegmentDropped(): void;
+  /** Voice analysis was behind and skipped `seconds` of a stream's oldest audio. */
+  audioShed(seconds: number): void;
 }
 
 export class HostMetrics implements WorkerMetrics {
   readonly bus: RequestObserver;
   readonly inference: InferenceTimer;
+  /** Records model calls timed elsewhere (on another thread), in seconds. */
+  readonly observeInference: (model: ModelName, seconds: number[]) => void;
   private readonly framesAnalysed: Counter;
   private readonly framesDropped: Counter;
   private readonly speechDropped: Counter;
+  private readonly audioShedSeconds: Counter;
 
   constructor(private readonly registry: Registry) {
     this.bus = busRequestMetrics(registry);
     const inference = new Histogram({
       name: 'emo_inference_duration_seconds',
-      help: 'Model calls by model (face_detector, expressions: one call per batch of the host\'s sessions; voice_activity: one 32 ms step; speech: one segment\'s round trip to the transcription thread, its wait there included)',
+      help: 'Model calls by model (face_detector, expressions: one call per batch of the host\'s sessions; voice_activity: one 32 ms step of every stream that has one, on the voice thread; speech: one segment\'s round trip to the transcription thread, its wait there included)',
       labelNames: ['model'] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     });
     this.inference = (model) => inference.startTimer({ model });
+    this.observeInference = (model, seconds) => {
+      for (const value of seconds) inference.observe({ model }, value);
+    };
     this.framesAnalysed = new Counter({ name: 'emo_frames_analysed_total', help: 'Video frames analysed for faces', registers: [registry] });
     this.framesDropped = new Counter({
       name: 'emo_frames_dropped_total',
@@ -46,6 +54,11 @@ export class HostMetrics implements WorkerMetrics {
       help: 'Speech segments dropped untranscribed because a session\'s transcription queue was full',
       registers: [registry],
     });
+    this.audioShedSeconds = new Counter({
+      name: 'emo_audio_shed_seconds_total',
+      help: 'Seconds of audio skipped unanalysed because voice analysis was behind (VOICE_MAX_BACKLOG_SECONDS)',
+      registers: [registry],
+    });
   }
 
   videoSecond(analysed: number, dropped: number): void {
@@ -55,6 +68,10 @@ export class HostMetrics implements WorkerMetrics {
 
   speechSegmentDropped(): void {
     this.speechDropped.inc();
+  }
+
+  audioShed(seconds: number): void {
+    this.audioShedSeconds.inc(seconds);
   }
 
   /** Reads the host's sessions (the worker state of each) and its row publisher at each scrape. */

@@ -115,6 +115,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     streamTlsVerify: read.flag('STREAM_TLS_VERIFY', true),
     streamTlsCaFile: read.optionalText('STREAM_TLS_CA_FILE'),
     transcriptQueueLimit: read.number('TRANSCRIPT_QUEUE_LIMIT', 8, 1),
+    // Audio a stream may have waiting for voice analysis before its oldest is skipped.
+    voiceMaxBacklogSeconds: read.number('VOICE_MAX_BACKLOG_SECONDS', 5, 0.5),
 
     // assets
     modelsDir: resolve(read.text('MODELS_DIR', resolve(varDir, 'models'))),

@@ -15,7 +15,7 @@ import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
 import type { Transcriber } from '../transcript/moonshine.ts';
 import { TranscriptQueue } from '../transcript/queue.ts';
-import { VoiceAnalyzer } from '../voice/analyzer.ts';
+import type { VoiceStream, VoiceThread } from '../voice/threaded.ts';
 
 export interface WorkerReports {
   state(state: WorkerState): void;
@@ -37,6 +37,8 @@ export interface WorkerOptions {
 /** What a host gives each of its workers: shared models and threads, and how to pull. */
 export interface WorkerResources {
   models: AnalysisModels;
+  /** Voice analysis of every stream of the host, on its own thread. */
+  voice: VoiceThread;
   speechToText: Transcriber;
   /** Every connection ffmpeg makes for a stream is held to it. */
   egress: EgressPolicy;
@@ -122,7 +124,7 @@ export class StreamWorker implements Child {
 
   /** One ffmpeg run, from connection to exit, with fresh analysers. */
   private async connectOnce(): Promise<{ reason: string; resolution?: string }> {
-    const { session, createdAt, streamUri, rows, reports, resources } = this.options;
+    const { session, createdAt, streamUri, rows, reports, resources, log } = this.options;
     const { pull, models, egress, metrics } = resources;
     const ingest = new Ingest({
       env: await egress.guardEnvironment(),
@@ -136,10 +138,9 @@ export class StreamWorker implements Child {
     const sinceStart = (at: number) => Math.max(0, (at - createdAt) / 1000);
     // Track ids stay unique across reconnections and host takeovers: each run counts from its start.
     const trackBase = Math.floor(sinceStart(Date.now())) * 1000;
-    let voice: VoiceAnalyzer | undefined;
+    let voice: VoiceStream | undefined;
     let hasAudio = false;
     let face: FaceAnalyzer | undefined;
-    let audioChain: Promise<void> = Promise.resolve();
     let crash: unknown;
     let resolution: string | undefined;
     const fail = (error: unknown) => {
@@ -175,15 +176,16 @@ export class StreamWorker implements Child {
       if (!hasAudio || resolution) return;
       // The stream is known (probed) a moment before ffmpeg delivers its first sample: the
       // audio's clock starts with that first sample, as the frames' clock starts with theirs.
-      const analyzer = (voice ??= new VoiceAnalyzer({
-        session,
-        startOffset: sinceStart(receivedAt - (chunk.length / AUDIO_BYTES_PER_SECOND) * 1000),
-        voiceActivity: models.voiceActivity,
-        inferenceTimer: metrics?.inference,
+      voice ??= resources.voice.open(session, sinceStart(receivedAt - (chunk.length / AUDIO_BYTES_PER_SECOND) * 1000), {
         onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
         onSegment: (segment) => this.transcripts.push(segment),
-      }));
-      audioChain = audioChain.then(() => analyzer.push(chunk)).catch(fail);
+        onShed: (seconds) => {
+          metrics?.audioShed(seconds);
+          log.warn({ session, seconds }, 'voice analysis behind: oldest audio skipped');
+        },
+        onFailed: fail,
+      });
+      voice.write(chunk);
       this.mediaSeconds += chunk.length / AUDIO_BYTES_PER_SECOND;
       reports.mediaSeconds(this.mediaSeconds);
     });
@@ -205,8 +207,7 @@ export class StreamWorker implements Child {
       ingest.on('exit', (result: { reason: string }) => resolve(result));
       ingest.start();
     });
-    await audioChain;
-    await voice?.flush().catch(fail);
+    await voice?.close().catch(fail);
     await face?.flush().catch(fail);
     if (crash) throw crash;
     return { reason: exit.reason, resolution };

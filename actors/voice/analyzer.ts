@@ -1,15 +1,16 @@
-// The voice actor's analysis of one session's audio: per-second rows (pitch, level, voicing,
-// speech share) and speech segments for transcription. Everything advances in 32 ms steps;
-// a step belongs to the second in which its last sample falls.
+// The voice analysis of one stream: per-second rows (pitch, level, voicing, speech share) and
+// speech segments for transcription. Everything advances in 32 ms steps; a step belongs to the
+// second in which its last sample falls. The analyser does not call the VAD itself: a driver
+// (VoiceStreams) takes a step from every stream that has one, runs the model once for all of
+// them, and hands each its probability back.
 import type { AudioSecond } from '../../bus/contracts/rows.ts';
-import type { InferenceTimer } from '../models/inference-timer.ts';
-import type { ort } from '../models/onnx.ts';
 import { AudioHistory } from './history.ts';
 import { dbfsFromPower, sumOfSquares } from './level.ts';
 import { S16Decoder, SAMPLE_RATE } from './pcm.ts';
 import { PitchTracker } from './pitch.ts';
+import { SampleQueue } from './sample-queue.ts';
 import { DEFAULT_SEGMENTER, SpeechSegmenter } from './segmenter.ts';
-import { VAD_STEP, VoiceActivityDetector } from './vad.ts';
+import { VAD_STEP, VadStream } from './vad.ts';
 
 /** A stretch of speech; start and end in seconds since the session's start. */
 export interface SpeechAudio {
@@ -22,10 +23,6 @@ export interface VoiceAnalyzerOptions {
   session: string;
   /** Seconds since the session's start of the first sample. */
   startOffset: number;
-  /** The host's Silero VAD session. */
-  voiceActivity: ort.InferenceSession;
-  /** Times the VAD's calls for the host's metrics. */
-  inferenceTimer?: InferenceTimer;
   onSecond(row: AudioSecond): void;
   onSegment(segment: SpeechAudio): void;
 }
@@ -58,77 +55,98 @@ export class VoiceAnalyzer {
   private readonly pitch = new PitchTracker(FRAME);
   private readonly segmenter = new SpeechSegmenter();
   private readonly history = new AudioHistory(HISTORY);
-  /** The last FRAME samples; the step being filled occupies the last STEP of them. */
+  private readonly queue = new SampleQueue();
+  /** The last FRAME samples; the step in progress occupies the last STEP of them. */
   private readonly frame = new Float32Array(FRAME);
-  private filled = 0;
-  /** Samples of completed steps. */
+  /** Samples of completed steps, and of gaps shed. */
   private consumed = 0;
   private readonly totals = new SecondTotals();
-  private readonly vad: VoiceActivityDetector;
+  private readonly vad = new VadStream();
 
-  constructor(private readonly options: VoiceAnalyzerOptions) {
-    this.vad = new VoiceActivityDetector(options.voiceActivity, options.inferenceTimer);
+  constructor(private readonly options: VoiceAnalyzerOptions) {}
+
+  /** Queues raw s16le PCM. */
+  write(chunk: Buffer): void {
+    this.queue.push(this.decoder.decode(chunk).slice());
   }
 
-  /** Feeds raw s16le PCM; callers await each push before the next. */
-  async push(chunk: Buffer): Promise<void> {
-    const samples = this.decoder.decode(chunk);
-    let offset = 0;
-    while (offset < samples.length) {
-      const take = Math.min(STEP - this.filled, samples.length - offset);
-      const part = samples.subarray(offset, offset + take);
-      this.frame.set(part, FRAME - STEP + this.filled);
-      this.history.write(part);
-      this.filled += take;
-      offset += take;
-      if (this.filled === STEP) await this.step();
-    }
+  /** Samples queued and not analysed yet. */
+  get backlog(): number {
+    return this.queue.length;
   }
 
-  /** Ends the stream: reports the last, partial second and closes an open segment. */
-  async flush(): Promise<void> {
-    if (this.filled > 0) {
-      // Too short for the models; it still counts towards the level.
-      this.enterSecond(this.consumed + this.filled);
-      this.totals.samples += this.filled;
-      this.totals.squares += sumOfSquares(this.frame, FRAME - STEP, FRAME - STEP + this.filled);
-      this.consumed += this.filled;
-      this.filled = 0;
-    }
-    if (this.totals.samples > 0) this.emitSecond();
-    this.totals.reset(-1);
-    const span = this.segmenter.finish(this.consumed);
-    if (span) this.emitSegment(span.start, span.end);
-  }
-
-  private async step(): Promise<void> {
-    const start = this.consumed;
-    const end = start + STEP;
-    this.enterSecond(end);
+  /**
+   * Starts the next step if a whole one is queued: its level and pitch, and the VAD window to
+   * run. endStep() must follow, with the probability, before anything else is called.
+   */
+  beginStep(): VadStream | undefined {
+    if (this.queue.length < STEP) return undefined;
+    const step = this.frame.subarray(FRAME - STEP);
+    this.queue.read(step);
+    this.history.write(step);
+    this.enterSecond(this.consumed + STEP);
     const totals = this.totals;
     const olderSquares = sumOfSquares(this.frame, 0, FRAME - STEP);
     const stepSquares = sumOfSquares(this.frame, FRAME - STEP, FRAME);
     totals.samples += STEP;
     totals.squares += stepSquares;
-
     const hz = this.pitch.frequency(this.frame, (olderSquares + stepSquares) / FRAME);
     totals.frames++;
     if (hz > 0) {
       totals.voicedFrames++;
       totals.voicedHz += hz;
     }
+    this.vad.load(step);
+    return this.vad;
+  }
 
-    const probability = await this.vad.step(this.frame.subarray(FRAME - STEP));
-    totals.vadSteps++;
-    if (probability >= SPEECH_PROBABILITY) totals.speechSteps++;
+  /** Completes the step begun with the speech probability of its samples. */
+  endStep(probability: number): void {
+    const start = this.consumed;
+    const end = start + STEP;
+    this.totals.vadSteps++;
+    if (probability >= SPEECH_PROBABILITY) this.totals.speechSteps++;
     const span = this.segmenter.step(probability, start, end);
-
     this.frame.copyWithin(0, STEP);
-    this.filled = 0;
     this.consumed = end;
     if (span) this.emitSegment(span.start, span.end);
   }
 
+  /**
+   * Drops the oldest queued samples, keeping the newest `keep`, when analysis has fallen behind.
+   * The stream's clock moves on over the gap, whose seconds get no rows, and speech in progress
+   * ends where the gap begins. Returns the samples dropped.
+   */
+  shed(keep: number): number {
+    const dropped = this.queue.drop(Math.max(0, this.queue.length - keep));
+    if (dropped === 0) return 0;
+    const span = this.segmenter.finish(this.consumed);
+    if (span) this.emitSegment(span.start, span.end);
+    this.consumed += dropped;
+    this.history.skip(dropped);
+    // The pitch frame would join samples on either side of the gap.
+    this.frame.fill(0);
+    return dropped;
+  }
+
+  /** Ends the stream: the queued remainder (under one step) counts towards the last second's level, and open speech ends. */
+  flush(): void {
+    const rest = this.queue.length;
+    if (rest > 0) {
+      // Too short for the models; it still counts towards the level.
+      const tail = this.frame.subarray(FRAME - STEP, FRAME - STEP + rest);
+      this.queue.read(tail);
+      this.history.write(tail);
+      this.enterSecond(this.consumed + rest);
+      this.totals.samples += rest;
+      this.totals.squares += sumOfSquares(tail, 0, rest);
+      this.consumed += rest;
+    }
+    if (this.totals.samples > 0) this.emitSecond();
+    this.totals.reset(-1);
+    const span = this.segmenter.finish(this.consumed);
+    if (span) this.emitSegment(span.start, span.end);
+  }
   /** Makes the totals those of the second holding sample `end - 1`, reporting the previous one. */
   private enterSecond(end: number): void {
     const second = Math.floor(this.options.startOffset + (end - 1) / SAMPLE_RATE);

@@ -20,6 +20,13 @@ export class AudioHistory {
     }
   }
 
+  /** Moves past `count` samples that never arrived: they read as silence. */
+  skip(count: number): void {
+    const zeros = Math.min(count, this.ring.length);
+    this.written += count - zeros;
+    this.write(new Float32Array(zeros));
+  }
+
   /** A copy of samples [start, end); throws if they are no longer (or not yet) held. */
   copy(start: number, end: number): Float32Array {
     const capacity = this.ring.length;

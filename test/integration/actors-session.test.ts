@@ -10,6 +10,7 @@ import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
 import { SessionStore } from '../../actors/session/store.ts';
 import type { Child } from '../../actors/supervisor.ts';
 import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { VoiceThread } from '../../actors/voice/threaded.ts';
 import type { WorkerResources } from '../../actors/session/worker.ts';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
 import { readConfig } from '../../bus/config.ts';
@@ -88,6 +89,7 @@ test.before(async () => {
   resources = {
     models: await loadAnalysisModels(config.modelsDir),
     speechToText: await SpeechToText.load(config.modelsDir),
+    voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
     egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary),
     pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptQueueLimit: 8 },
   };
@@ -96,6 +98,7 @@ test.before(async () => {
 test.after(async () => {
   for (const actor of actors) actor.send({ type: 'leave' });
   await Promise.all(actors.map((actor) => actor.settled()));
+  await resources.voice.close();
   await nc.drain();
 });
 

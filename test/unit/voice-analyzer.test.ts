@@ -1,14 +1,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AudioSecond } from '../../bus/contracts/rows.ts';
-import { VoiceAnalyzer, type SpeechAudio } from '../../actors/voice/analyzer.ts';
+import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { levelDbfs, SILENCE_DBFS } from '../../actors/voice/level.ts';
 import { S16Decoder } from '../../actors/voice/pcm.ts';
 import { jfkPcm } from '../../ops/support/voice-media.ts';
-import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { VoiceActivityModel } from '../../actors/voice/vad.ts';
+import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
 import { readConfig } from '../../bus/config.ts';
 
-const { voiceActivity } = await loadAnalysisModels(readConfig().modelsDir);
+const model = await VoiceActivityModel.load(readConfig().modelsDir);
 
 const SESSION = '0123456789abcdef01234567';
 
@@ -21,9 +22,10 @@ function tonePcm(hz: number, amplitude: number, seconds: number): Buffer {
 async function analyse(chunks: Buffer[], startOffset = 0): Promise<{ rows: AudioSecond[]; segments: SpeechAudio[] }> {
   const rows: AudioSecond[] = [];
   const segments: SpeechAudio[] = [];
-  const analyzer = new VoiceAnalyzer({ session: SESSION, startOffset, voiceActivity, onSecond: (row) => rows.push(row), onSegment: (segment) => segments.push(segment) });
-  for (const chunk of chunks) await analyzer.push(chunk);
-  await analyzer.flush();
+  const streams = new VoiceStreams({ model, maxBacklogSamples: Infinity, onShed: () => {}, onFailed: () => {} });
+  const stream = streams.open({ session: SESSION, startOffset, onSecond: (row) => rows.push(row), onSegment: (segment) => segments.push(segment) });
+  for (const chunk of chunks) streams.write(stream, chunk);
+  await streams.close(stream);
   return { rows, segments };
 }
 

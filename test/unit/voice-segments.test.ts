@@ -1,12 +1,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { VoiceAnalyzer, type SpeechAudio } from '../../actors/voice/analyzer.ts';
+import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { SpeechSegmenter } from '../../actors/voice/segmenter.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
-import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { VoiceActivityModel } from '../../actors/voice/vad.ts';
+import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
 import { readConfig } from '../../bus/config.ts';
 
-const { voiceActivity } = await loadAnalysisModels(readConfig().modelsDir);
+const model = await VoiceActivityModel.load(readConfig().modelsDir);
 
 const RATE = 16000;
 const WINDOW = 0.02 * RATE;
@@ -55,9 +56,10 @@ test('segments start and end where the speech does, around inserted silences', a
   }
 
   const segments: SpeechAudio[] = [];
-  const analyzer = new VoiceAnalyzer({ session: '0123456789abcdef01234567', startOffset: 0, voiceActivity, onSecond: () => {}, onSegment: (s) => segments.push(s) });
-  await analyzer.push(Buffer.concat(pieces));
-  await analyzer.flush();
+  const streams = new VoiceStreams({ model, maxBacklogSamples: Infinity, onShed: () => {}, onFailed: () => {} });
+  const stream = streams.open({ session: '0123456789abcdef01234567', startOffset: 0, onSecond: () => {}, onSegment: (s) => segments.push(s) });
+  streams.write(stream, Buffer.concat(pieces));
+  await streams.close(stream);
 
   for (const [start, end] of truth) {
     const overlapping = segments.filter((segment) => segment.end > start && segment.start < end);
