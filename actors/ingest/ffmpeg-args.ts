@@ -112,6 +112,11 @@ export function buildIngestArgs(options: IngestArgsOptions): string[] {
   // Low latency: no demuxer buffering, one decoder thread (no frame-thread delay, and many
   // sessions share few cores), frames kept in stored orientation so the size stays predictable.
   args.push('-fflags', 'nobuffer', '-flags', 'low_delay', '-threads', '1', '-noautorotate');
+  // Decode only what a few frames a second need: frames no other frame refers to are never
+  // shown to the analysis at 4 of 30 fps anyway, and deblocking costs a sixth of the decode
+  // for an edge smoothing that the downscale to 640 px mostly removes again. Together they
+  // halve the decode (ops/bench/README-capacity.md). Audio decoders are untouched (`:v`).
+  args.push('-skip_frame:v', 'noref', '-skip_loop_filter:v', 'all');
   args.push('-analyzeduration', String(PULL_PROBE_SECONDS * 1e6), '-max_pixels', String(MAX_PIXELS));
   // A stream that changes resolution mid-way keeps the filter graph built for its first size, so
   // every frame on the pipe stays the size announced in `info` (the scaler adapts to the input).

@@ -123,6 +123,14 @@ test('outputs: 16 kHz mono s16le on fd 3, PPM frames at the analysis rate on fd 
   assert.not.ok(audioOnly.includes('pipe:4'));
 });
 
+test('video is decoded economically: no non-reference frames, no deblocking; audio untouched', () => {
+  const args = buildIngestArgs({ uri: 'rtmp://example.com/live/a', fps: 4, timeoutSeconds: 5 });
+  const input = inputArgs(args);
+  assert.is(valueAfter(input, '-skip_frame:v'), 'noref');
+  assert.is(valueAfter(input, '-skip_loop_filter:v'), 'all');
+  assert.ok(!input.includes('-skip_frame') && !input.includes('-skip_loop_filter'), 'only video decoders');
+});
+
 test('rejects other schemes and nonsense options', () => {
   for (const uri of ['file:///etc/passwd', 'http://h/a.flv', '/tmp/a.flv', 'concat:a|b', 'pipe:0', 'RTMPT://h/a']) {
     assert.throws(() => buildIngestArgs({ uri, fps: 4, timeoutSeconds: 10 }), /unsupported stream scheme/);
