@@ -17,6 +17,7 @@ import { serveSessions } from './api/sessions.ts';
 import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
+import { HostLoad } from './host-load.ts';
 import type { HostMetrics } from './metrics.ts';
 import { loadAnalysisModels } from './models/analysis-models.ts';
 import { MODEL_FILES } from './models/files.ts';
@@ -32,6 +33,9 @@ import { SessionStore } from './session/store.ts';
 import { ThreadedSpeechToText } from './transcript/threaded.ts';
 import { VoiceThread } from './voice/threaded.ts';
 
+/** How often the host asks itself whether it keeps up. */
+const LOAD_CHECK_MS = 1000;
+
 /** What a host is made of, built once by start(). */
 interface HostParts {
   id: string;
@@ -43,6 +47,7 @@ interface HostParts {
   config: Config;
   log: Logger;
   metrics: HostMetrics;
+  load: HostLoad;
 }
 
 export class ActorHost {
@@ -52,6 +57,9 @@ export class ActorHost {
   private readonly subscriptions: Subscription[] = [];
   private createSubscription?: Subscription;
   private takeoverTimer?: NodeJS.Timeout;
+  private loadTimer?: NodeJS.Timeout;
+  /** Why the host is behind, when it is (HostLoad). */
+  private behind: string | undefined;
   private stopping = false;
 
   private constructor(private readonly parts: HostParts) {}
@@ -62,6 +70,7 @@ export class ActorHost {
     const hostId = config.hostId;
     await assertModels(config.modelsDir, Object.values(MODEL_FILES));
     await assertGuardLibrary(config.egressGuardLibrary);
+    const load = new HostLoad();
     const resources = {
       models: await loadAnalysisModels(config.modelsDir, metrics.inference),
       speechToText: await ThreadedSpeechToText.start(config.modelsDir, metrics.inference),
@@ -78,7 +87,19 @@ export class ActorHost {
         tls: { verify: config.streamTlsVerify, caFile: config.streamTlsCaFile },
         transcriptQueueLimit: config.transcriptQueueLimit,
       },
-      metrics,
+      // What workers report reaches the metrics and the host's own view of its load.
+      metrics: {
+        inference: metrics.inference,
+        videoSecond: (analysed: number, dropped: number) => {
+          metrics.videoSecond(analysed, dropped);
+          load.videoSecond(analysed, dropped);
+        },
+        speechSegmentDropped: () => metrics.speechSegmentDropped(),
+        audioShed: (seconds: number) => {
+          metrics.audioShed(seconds);
+          load.audioShed(seconds);
+        },
+      },
     };
     const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log);
     const js = jetstream(nc);
@@ -91,7 +112,7 @@ export class ActorHost {
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
     };
-    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log, metrics });
+    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log, metrics, load });
     await host.run();
     return host;
   }
@@ -101,17 +122,31 @@ export class ActorHost {
       ...serveSessions(this.parts.nc, this.parts.store, this.parts.log, this.parts.metrics.bus),
       ...serveEvents(this.parts.nc, this.parts.store, this.parts.rows, this.parts.config.sessionMaxSources, this.parts.log, this.parts.metrics.bus),
     );
-    this.parts.metrics.watch(() => [...this.actors.values()].map((actor) => actor.reportedWorkerState), this.parts.rows);
+    this.parts.metrics.watch(
+      () => [...this.actors.values()].map((actor) => actor.reportedWorkerState),
+      () => this.behind !== undefined,
+      this.parts.rows,
+    );
     await this.watchSessions();
     this.takeoverTimer = setInterval(() => void this.takeOverStale(), this.parts.config.heartbeatSeconds * 1000);
+    this.loadTimer = setInterval(() => this.updateCapacity(), LOAD_CHECK_MS);
     this.updateCapacity();
     this.subscriptions.push(serveHealth(this.parts.nc, this.parts.id, 'actor-host'));
     this.parts.log.info({ capacity: this.parts.config.hostCapacity }, 'actor host ready');
   }
 
-  /** Listens for new sessions only while a slot is free: a full cluster answers 503 at once. */
+  /**
+   * Listens for new sessions only while a slot is free and the host keeps up with the sessions
+   * it has: a full or busy cluster answers 503 at once.
+   */
   private updateCapacity(): void {
-    const free = !this.stopping && this.actors.size < this.parts.config.hostCapacity;
+    const behind = this.parts.load.behind();
+    if (behind !== this.behind) {
+      if (behind) this.parts.log.warn({ sessions: this.actors.size, behind }, 'host behind: taking no new session');
+      else if (this.behind) this.parts.log.info({ sessions: this.actors.size }, 'host keeps up again: taking new sessions');
+      this.behind = behind;
+    }
+    const free = !this.stopping && !behind && this.actors.size < this.parts.config.hostCapacity;
     if (free && !this.createSubscription) {
       this.createSubscription = serve(this.parts.nc, 'sessions.create', (request, context) => this.create(request, context), {
         queue: queues.hosts,
@@ -128,7 +163,7 @@ export class ActorHost {
     const stream = parseStreamUri(request.body.streamUri);
     const refusal = await this.parts.resources.egress.refusal(stream.hostname, stream.port);
     if (refusal) throw badRequest('invalid_body', `body.streamUri: ${refusal}`, [{ field: 'body.streamUri', message: refusal }]);
-    if (this.actors.size >= this.parts.config.hostCapacity) throw overloaded();
+    if (this.actors.size >= this.parts.config.hostCapacity || this.behind) throw overloaded();
     const { record, created } = await admitSession(this.parts.admission, request, deadline);
     if (created) this.startActor(record);
     return presentSession(publicRecord(record));
@@ -163,7 +198,7 @@ export class ActorHost {
 
   private async takeOverStale(): Promise<void> {
     for (const record of this.active.values()) {
-      if (this.stopping || this.actors.size >= this.parts.config.hostCapacity) return;
+      if (this.stopping || this.behind || this.actors.size >= this.parts.config.hostCapacity) return;
       const takeoverMs = this.parts.config.takeoverSeconds * 1000;
       if (this.actors.has(record.id) || !isStale(record, takeoverMs)) continue;
       const claimed = await takeOver(this.parts.store, record.id, this.parts.id, takeoverMs);
@@ -177,6 +212,7 @@ export class ActorHost {
   async stop(): Promise<void> {
     this.stopping = true;
     clearInterval(this.takeoverTimer);
+    clearInterval(this.loadTimer);
     this.updateCapacity();
     for (const sub of this.subscriptions) sub.unsubscribe();
     await Promise.all([...this.actors.values()].map((actor) => {

@@ -74,8 +74,11 @@ export class HostMetrics implements WorkerMetrics {
     this.audioShedSeconds.inc(seconds);
   }
 
-  /** Reads the host's sessions (the worker state of each) and its row publisher at each scrape. */
-  watch(workerStates: () => WorkerState[], rows: RowPublisher): void {
+  /**
+   * Reads the host's sessions (the worker state of each), whether it is behind (shedding work,
+   * so taking no new session), and its row publisher at each scrape.
+   */
+  watch(workerStates: () => WorkerState[], behind: () => boolean, rows: RowPublisher): void {
     const registers = [this.registry];
     new Gauge({
       name: 'emo_sessions_active',
@@ -93,6 +96,14 @@ export class HostMetrics implements WorkerMetrics {
       collect() {
         const states = workerStates();
         for (const state of WORKER_STATES) this.set({ state }, states.filter((s) => s === state).length);
+      },
+    });
+    new Gauge({
+      name: 'emo_host_behind',
+      help: 'Whether this host is shedding work (face frames or audio) and so takes no new session (1) or keeps up (0)',
+      registers,
+      collect() {
+        this.set(behind() ? 1 : 0);
       },
     });
     runningTotal(this.registry, 'emo_rows_published_total', 'Result rows stored in the ROWS stream', () => rows.published);

@@ -1,0 +1,41 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { HostLoad } from '../../actors/host-load.ts';
+
+function clock(start = 1_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+test('a host that analyses every frame keeps up', () => {
+  const time = clock();
+  const load = new HostLoad(time.now);
+  for (let s = 0; s < 20; s++, time.advance(1000)) for (let i = 0; i < 16; i++) load.videoSecond(4, 0);
+  assert.is(load.behind(), undefined);
+});
+
+test('more than 5 % of frames dropped over the last 10 s is behind; it passes once the drops age out', () => {
+  const time = clock();
+  const load = new HostLoad(time.now);
+  for (let s = 0; s < 10; s++, time.advance(1000)) for (let i = 0; i < 16; i++) load.videoSecond(4, i === 0 && s < 3 ? 1 : 0);
+  assert.is(load.behind(), undefined, '3 of 643 frames dropped is under 5 %');
+  for (let s = 0; s < 3; s++, time.advance(1000)) for (let i = 0; i < 16; i++) load.videoSecond(3, 1);
+  assert.match(load.behind() ?? '', /^7\.5 % of face frames dropped/);
+  time.advance(11_000);
+  assert.is(load.behind(), undefined, 'the window has moved on');
+});
+
+test('a few frames say nothing; any audio shed is behind', () => {
+  const time = clock();
+  const load = new HostLoad(time.now);
+  load.videoSecond(3, 3);
+  assert.is(load.behind(), undefined, 'six frames are too few to judge');
+  load.audioShed(0.5);
+  assert.match(load.behind() ?? '', /0\.5 s of audio shed/);
+  time.advance(10_500);
+  assert.ok(load.behind(), 'its second is still partly in the window');
+  time.advance(1000);
+  assert.is(load.behind(), undefined);
+});
+
+test.run();
