@@ -95,6 +95,7 @@ export class ActorHost {
           load.videoSecond(analysed, dropped);
         },
         speechSegmentDropped: () => metrics.speechSegmentDropped(),
+        reconnecting: () => metrics.reconnecting(),
         audioShed: (seconds: number) => {
           metrics.audioShed(seconds);
           load.audioShed(seconds);

@@ -18,6 +18,8 @@ export interface WorkerMetrics {
   speechSegmentDropped(): void;
   /** Voice analysis was behind and skipped `seconds` of a stream's oldest audio. */
   audioShed(seconds: number): void;
+  /** A worker connects to its stream again after losing it (or failing to get media). */
+  reconnecting(): void;
 }
 
 export class HostMetrics implements WorkerMetrics {
@@ -29,6 +31,7 @@ export class HostMetrics implements WorkerMetrics {
   private readonly framesDropped: Counter;
   private readonly speechDropped: Counter;
   private readonly audioShedSeconds: Counter;
+  private readonly reconnects: Counter;
 
   constructor(private readonly registry: Registry) {
     this.bus = busRequestMetrics(registry);
@@ -59,6 +62,11 @@ export class HostMetrics implements WorkerMetrics {
       help: 'Seconds of audio skipped unanalysed because voice analysis was behind (VOICE_MAX_BACKLOG_SECONDS)',
       registers: [registry],
     });
+    this.reconnects = new Counter({
+      name: 'emo_stream_reconnects_total',
+      help: 'Times a worker connected to its stream again after losing it or getting no media from it',
+      registers: [registry],
+    });
   }
 
   videoSecond(analysed: number, dropped: number): void {
@@ -72,6 +80,10 @@ export class HostMetrics implements WorkerMetrics {
 
   audioShed(seconds: number): void {
     this.audioShedSeconds.inc(seconds);
+  }
+
+  reconnecting(): void {
+    this.reconnects.inc();
   }
 
   /**

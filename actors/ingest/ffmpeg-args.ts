@@ -48,9 +48,11 @@ export function scaleFilter(maxSide = MAX_ANALYSIS_SIDE): string {
 // (actors/session/worker.ts) against a server that switches to a bigger picture after probing.
 export const MAX_PIXELS = 1920 * 1080;
 
-// ffprobe has already found the streams; ffmpeg only has to find them again. Without a short
+// ffprobe has already found the streams; ffmpeg only has to find them again, and must see a
+// keyframe to find the video: 3 s covers the 2 s keyframe interval streaming platforms ask
+// encoders for (with 1 s, half the pulls of such a stream saw no video and failed). Without a
 // limit it keeps waiting for an audio stream an RTMP server announced but never sends.
-export const PULL_PROBE_SECONDS = 1;
+export const PULL_PROBE_SECONDS = 3;
 
 export interface InputOptions {
   uri: string;

@@ -100,6 +100,7 @@ export class StreamWorker implements Child {
     let backoffMs = 500;
     for (let attempt = 0; !this.stopped.signal.aborted; attempt++) {
       reports.state(attempt === 0 ? 'connecting' : 'reconnecting');
+      if (attempt > 0) this.options.resources.metrics?.reconnecting();
       const before = this.mediaSeconds;
       const outcome = await this.connectOnce();
       if (this.stopped.signal.aborted) return;
@@ -143,6 +144,14 @@ export class StreamWorker implements Child {
     let face: FaceAnalyzer | undefined;
     let crash: unknown;
     let resolution: string | undefined;
+    // Working means media flows, not merely that the stream was described: a pull can still
+    // fail between the two.
+    let flowing = false;
+    const mediaArrived = () => {
+      if (flowing) return;
+      flowing = true;
+      reports.state('working');
+    };
     const fail = (error: unknown) => {
       crash ??= error;
       void ingest.stop();
@@ -154,7 +163,6 @@ export class StreamWorker implements Child {
         void ingest.stop();
         return;
       }
-      reports.state('working');
       hasAudio = info.hasAudio;
       if (info.hasVideo) {
         face = new FaceAnalyzer({
@@ -186,11 +194,13 @@ export class StreamWorker implements Child {
         onFailed: fail,
       });
       voice.write(chunk);
+      mediaArrived();
       this.mediaSeconds += chunk.length / AUDIO_BYTES_PER_SECOND;
       reports.mediaSeconds(this.mediaSeconds);
     });
     ingest.on('frame', (frame: { rgb: Uint8Array; width: number; height: number; receivedAt: number }) => {
       if (!face || resolution) return;
+      mediaArrived();
       const second = Math.floor(sinceStart(frame.receivedAt));
       try {
         face.offer({ ...frame, second });

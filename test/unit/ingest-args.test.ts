@@ -112,7 +112,7 @@ test('outputs: 16 kHz mono s16le on fd 3, PPM frames at the analysis rate on fd 
   // The decoder refuses pictures over 1080p; the streams are known, so ffmpeg probes briefly.
   assert.is(valueAfter(inputArgs(args), '-max_pixels'), String(1920 * 1080));
   assert.is(MAX_PIXELS, 1920 * 1080);
-  assert.is(valueAfter(inputArgs(args), '-analyzeduration'), '1000000');
+  assert.is(valueAfter(inputArgs(args), '-analyzeduration'), '3000000');
   assert.is(valueAfter(args, '-loglevel'), 'error');
 
   const videoOnly = buildIngestArgs({ uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10, audio: false });
