@@ -17,6 +17,7 @@ import { serveSessions } from './api/sessions.ts';
 import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
+import { expressionSettingsOf } from './face/expression-reader.ts';
 import { HostLoad } from './host-load.ts';
 import type { HostMetrics } from './metrics.ts';
 import { loadAnalysisModels } from './models/analysis-models.ts';
@@ -68,11 +69,14 @@ export class ActorHost {
   static async start(config: Config, rootLog: Logger, metrics: HostMetrics): Promise<ActorHost> {
     const log = rootLog.child({ component: 'host' });
     const hostId = config.hostId;
-    await assertModels(config.modelsDir, Object.values(MODEL_FILES));
+    const expressions = expressionSettingsOf(config);
+    // The second expression classifier is needed only when the ensemble is on.
+    const required = Object.values(MODEL_FILES).filter((file) => expressions.ensemble || file !== MODEL_FILES.expressionsSecond);
+    await assertModels(config.modelsDir, required);
     await assertGuardLibrary(config.egressGuardLibrary);
     const load = new HostLoad();
     const resources = {
-      models: await loadAnalysisModels(config.modelsDir, metrics.inference),
+      models: await loadAnalysisModels(config.modelsDir, expressions, metrics.inference),
       speechToText: await ThreadedSpeechToText.start(config.modelsDir, metrics.inference),
       voice: await VoiceThread.start({
         modelsDir: config.modelsDir,

@@ -1,12 +1,14 @@
-// The face analysis of one session: detect -> track -> classify -> per-second rows.
+// The face analysis of one session: detect -> track -> classify (ExpressionReader: crops,
+// flips, ensemble) -> smooth per track -> per-second rows.
 // One frame is analysed at a time and at most one waits: a frame offered while another
 // waits replaces it, and the replaced one is counted as dropped, so a slow host falls
 // behind by at most one frame instead of queueing without bound.
 import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import type { FaceModels } from '../models/analysis-models.ts';
-import { CROP_VALUES, cropFace } from './crop.ts';
+import { ExpressionReader } from './expression-reader.ts';
 import { CLASS_COUNT } from './expressions.ts';
 import { SecondAggregator, type TrackedExpression } from './seconds.ts';
+import { TrackSmoother } from './smoothing.ts';
 import { Tracker } from './tracker.ts';
 
 export interface Frame {
@@ -20,7 +22,7 @@ export interface Frame {
 
 export interface FaceAnalyzerOptions {
   session: string;
-  /** The host's shared detector and classifier. */
+  /** The host's shared detector and classifiers, and how expressions are measured with them. */
   models: FaceModels;
   /** Frames analysed per second: a track survives about one second without a matching face. */
   fps: number;
@@ -32,14 +34,18 @@ export class FaceAnalyzer {
   private readonly tracker: Tracker;
   private readonly seconds: SecondAggregator;
   private readonly models: FaceModels;
-  private crops = new Float32Array(4 * CROP_VALUES);
+  private readonly expressions: ExpressionReader;
+  private readonly smoother: TrackSmoother;
   private pending: Frame | undefined;
   private running: Promise<void> | undefined;
   private failure: unknown;
 
   constructor(options: FaceAnalyzerOptions) {
     this.models = options.models;
-    this.tracker = new Tracker({ maxMissedFrames: Math.max(1, Math.round(options.fps)) });
+    const maxMissedFrames = Math.max(1, Math.round(options.fps));
+    this.tracker = new Tracker({ maxMissedFrames });
+    this.expressions = new ExpressionReader(options.models);
+    this.smoother = new TrackSmoother(options.models.expressions.smoothingFrames, maxMissedFrames + 1);
     this.seconds = new SecondAggregator(options.session, options);
   }
 
@@ -56,9 +62,14 @@ export class FaceAnalyzer {
 
   /** Waits for the frames in hand, then emits every open second. */
   async flush(): Promise<void> {
+    await this.idle();
+    this.seconds.flush();
+  }
+
+  /** Waits for the frames in hand; the current second stays open (a replay that offers each frame in turn). */
+  async idle(): Promise<void> {
     await this.running;
     if (this.failure !== undefined) throw this.failure;
-    this.seconds.flush();
   }
 
   private async drain(first: Frame): Promise<void> {
@@ -79,10 +90,9 @@ export class FaceAnalyzer {
 
   private async analyse(frame: Frame): Promise<void> {
     const faces = await this.models.detector.detectFaces(frame.rgb, frame.width, frame.height);
-    if (faces.length * CROP_VALUES > this.crops.length) this.crops = new Float32Array(faces.length * 2 * CROP_VALUES);
-    faces.forEach((face, slot) => cropFace(frame.rgb, frame.width, frame.height, face, this.crops, slot));
-    const probabilities = await this.models.classifier.classifyExpressions(this.crops, faces.length);
+    const classified = await this.expressions.read(frame, faces);
     const tracks = this.tracker.update(faces);
+    const probabilities = this.smoother.smooth(tracks, classified);
     const tracked: TrackedExpression[] = tracks.map((track, i) => ({
       track,
       probabilities: probabilities.subarray(i * CLASS_COUNT, (i + 1) * CLASS_COUNT),

@@ -1,27 +1,63 @@
 // Facial expression classification. The faces waiting from all the host's sessions are
-// classified together in one inference call (see Batcher).
+// classified together in one inference call (see Batcher). Two models take this shape: face-api's
+// expression net (112x112 RGB, the primary) and Human's mini-Xception (64x64, converted to take
+// RGB, the second of the ensemble); each answers in EXPRESSION_CLASSES order whatever its own.
 import { Batcher, concat } from '../models/batcher.ts';
 import type { InferenceTimer } from '../models/inference-timer.ts';
 import { ort } from '../models/onnx.ts';
-import { CROP_SIDE, CROP_VALUES } from './crop.ts';
-import { EXPRESSION_CLASSES } from './emotions.ts';
+import { CROP_SIDE, cropValues } from './crop.ts';
+import { EXPRESSION_CLASSES, type ExpressionClass } from './emotions.ts';
 
 export const CLASS_COUNT = EXPRESSION_CLASSES.length;
 const MAX_FACES_PER_CALL = 64;
+
+/** What a model takes and how its outputs map to EXPRESSION_CLASSES. */
+export interface ExpressionModelSpec {
+  /** Side of the square RGB crop it takes. */
+  side: number;
+  /** The model's class order, named as in EXPRESSION_CLASSES. */
+  classes: readonly ExpressionClass[];
+  /** Side of its crop relative to the face-api crop's framing (1: the same part of the face). */
+  zoom: number;
+}
+
+/** face-api.js FaceExpressionNet (faceapi_expression_112.onnx). */
+export const FACE_API_EXPRESSIONS: ExpressionModelSpec = { side: CROP_SIDE, classes: EXPRESSION_CLASSES, zoom: 1 };
+
+/**
+ * Human's mini-Xception (oarriaga, trained on FER2013): angry, disgust, fear, happy, sad,
+ * surprise, neutral. FER2013's faces are cropped tighter than face-api's: a crop 0.85 of
+ * face-api's side (eyebrows to chin) suits it best of 0.65-1.3 tried on the evaluation set
+ * (ops/bench/README-expressions.md; 0.8 and 0.9 did about as well).
+ */
+export const MINI_XCEPTION_EXPRESSIONS: ExpressionModelSpec = {
+  side: 64,
+  classes: ['angry', 'disgusted', 'fearful', 'happy', 'sad', 'surprised', 'neutral'],
+  zoom: 0.85,
+};
 
 interface Crops {
   crops: Float32Array;
   count: number;
 }
 
-/** The expression classifier over every session of a host: waiting faces are classified together. */
+/** An expression classifier over every session of a host: waiting faces are classified together. */
 export class ExpressionClassifier {
   private readonly batcher: Batcher<Crops, Float32Array>;
+  private readonly values: number;
+  /** For each EXPRESSION_CLASSES entry, its column in the model's output. */
+  private readonly columns: number[];
 
   constructor(
     private readonly model: ort.InferenceSession,
     private readonly timer?: InferenceTimer,
+    readonly spec: ExpressionModelSpec = FACE_API_EXPRESSIONS,
   ) {
+    if (spec.classes.length !== CLASS_COUNT || EXPRESSION_CLASSES.some((cls) => !spec.classes.includes(cls))) {
+      throw new Error(`a model's classes must be ${EXPRESSION_CLASSES.join(', ')} in some order`);
+    }
+    this.values = cropValues(spec.side);
+    this.columns = EXPRESSION_CLASSES.map((cls) => spec.classes.indexOf(cls));
     this.batcher = new Batcher<Crops, Float32Array>(
       (group) => this.classify(group),
       (group, next) => group.reduce((faces, g) => faces + g.count, next.count) <= MAX_FACES_PER_CALL,
@@ -34,27 +70,32 @@ export class ExpressionClassifier {
   }
 
   /**
-   * Classifies the first `count` crops of `batch` (as filled by cropFace). Returns the class
-   * probabilities, `count` rows of CLASS_COUNT values in EXPRESSION_CLASSES order. `batch` must
-   * stay untouched until the promise settles.
+   * Classifies the first `count` crops of `batch` (as filled by cropFace or cropAligned at the
+   * model's side). Returns the class probabilities, `count` rows of CLASS_COUNT values in
+   * EXPRESSION_CLASSES order. `batch` must stay untouched until the promise settles.
    */
   classifyExpressions(batch: Float32Array, count: number): Promise<Float32Array> {
     if (count === 0) return Promise.resolve(new Float32Array(0));
-    if (batch.length < count * CROP_VALUES) return Promise.reject(new Error(`batch holds fewer than ${count} crops`));
-    return this.batcher.submit({ crops: batch.subarray(0, count * CROP_VALUES), count });
+    if (batch.length < count * this.values) return Promise.reject(new Error(`batch holds fewer than ${count} crops`));
+    return this.batcher.submit({ crops: batch.subarray(0, count * this.values), count });
   }
 
   private async classify(group: Crops[]): Promise<Float32Array[]> {
     const faces = group.reduce((sum, g) => sum + g.count, 0);
-    const input = group.length === 1 ? group[0]!.crops : concat(group.map((g) => g.crops), faces * CROP_VALUES);
+    const input = group.length === 1 ? group[0]!.crops : concat(group.map((g) => g.crops), faces * this.values);
+    const { side } = this.spec;
     const done = this.timer?.('expressions');
-    const { probs } = await this.model.run({ input: new ort.Tensor('float32', input, [faces, 3, CROP_SIDE, CROP_SIDE]) }, ['probs']);
+    const { probs } = await this.model.run({ input: new ort.Tensor('float32', input, [faces, 3, side, side]) }, ['probs']);
     done?.();
     if (!probs) throw new Error('expression model returned no probs');
     const all = probs.data as Float32Array;
     let offset = 0;
     return group.map(({ count }) => {
-      const rows = all.slice(offset * CLASS_COUNT, (offset + count) * CLASS_COUNT);
+      const rows = new Float32Array(count * CLASS_COUNT);
+      for (let face = 0; face < count; face++) {
+        const from = (offset + face) * CLASS_COUNT;
+        for (let c = 0; c < CLASS_COUNT; c++) rows[face * CLASS_COUNT + c] = all[from + this.columns[c]!]!;
+      }
       offset += count;
       return rows;
     });

@@ -2,7 +2,8 @@
 // stops the host there rather than a session mid-stream. Voice activity and transcription load
 // theirs on their own threads.
 import { join } from 'node:path';
-import { ExpressionClassifier } from '../face/expressions.ts';
+import type { ExpressionSettings } from '../face/expression-reader.ts';
+import { ExpressionClassifier, MINI_XCEPTION_EXPRESSIONS } from '../face/expressions.ts';
 import { FaceDetector } from '../face/yunet.ts';
 import { MODEL_FILES } from './files.ts';
 import type { InferenceTimer } from './inference-timer.ts';
@@ -11,17 +12,34 @@ import { loadModel } from './onnx.ts';
 export interface FaceModels {
   detector: FaceDetector;
   classifier: ExpressionClassifier;
+  /** The second expression classifier (mini-Xception), loaded when `expressions.ensemble` is on. */
+  secondClassifier?: ExpressionClassifier;
+  /** How the host measures expressions with them (EXPRESSION_* settings). */
+  expressions: ExpressionSettings;
 }
 
 export interface AnalysisModels {
   faces: FaceModels;
 }
 
-/** `timer`: times the face models' calls. */
-export async function loadAnalysisModels(modelsDir: string, timer?: InferenceTimer): Promise<AnalysisModels> {
+/** `expressions`: how expressions are measured (expressionSettingsOf(config)); `timer`: times the models' calls. */
+export async function loadAnalysisModels(
+  modelsDir: string,
+  expressions: ExpressionSettings,
+  timer?: InferenceTimer,
+): Promise<AnalysisModels> {
   const load = (file: string) => loadModel(join(modelsDir, file));
-  const [detector, expressions] = await Promise.all([load(MODEL_FILES.faceDetector), load(MODEL_FILES.expressions)]);
+  const [detector, classifier, secondClassifier] = await Promise.all([
+    load(MODEL_FILES.faceDetector),
+    load(MODEL_FILES.expressions),
+    expressions.ensemble ? load(MODEL_FILES.expressionsSecond) : undefined,
+  ]);
   return {
-    faces: { detector: new FaceDetector(detector, timer), classifier: new ExpressionClassifier(expressions, timer) },
+    faces: {
+      detector: new FaceDetector(detector, timer),
+      classifier: new ExpressionClassifier(classifier, timer),
+      ...(secondClassifier ? { secondClassifier: new ExpressionClassifier(secondClassifier, timer, MINI_XCEPTION_EXPRESSIONS) } : {}),
+      expressions: { ...expressions },
+    },
   };
 }

@@ -14,7 +14,7 @@ export type AssetSource =
   /** A plain download. */
   | { kind: 'url'; url: string }
   /** Built locally by a named recipe (see recipes.ts). */
-  | { kind: 'build'; recipe: 'faceExpressionOnnx' };
+  | { kind: 'build'; recipe: 'faceExpressionOnnx' | 'humanEmotionOnnx' };
 
 export interface AssetEntry {
   folder: AssetFolder;
@@ -52,6 +52,15 @@ export const MODEL_ASSETS: readonly AssetEntry[] = [
     ],
     bytes: 1302751,
     sources: [MIRROR, { kind: 'build', recipe: 'faceExpressionOnnx' }],
+  },
+  {
+    folder: 'models',
+    file: MODEL_FILES.expressionsSecond,
+    // The project's own conversion of @vladmandic/human's models/emotion.json (mini-Xception,
+    // ops/assets/human-emotion-to-onnx.ts; deterministic, equal to TensorFlow.js within 1e-6).
+    sha256: ['7028fec7e497799004fae70efff52535711466cc8df3772235f075f2a9e1c42c'],
+    bytes: 824568,
+    sources: [MIRROR, { kind: 'build', recipe: 'humanEmotionOnnx' }],
   },
   {
     folder: 'models',

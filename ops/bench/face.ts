@@ -1,15 +1,30 @@
 // Face pipeline time per frame, from an RGB frame to result rows (detection, tracking, crops,
-// one batched expression call, per-second aggregation), at 640 px with one face and with six,
-// and what that costs a session at the default analysis rate.
+// the expression classifier calls, per-track smoothing, per-second aggregation), at 640 px with
+// one face and with six, and what that costs a session at the default analysis rate; with the
+// EXPRESSION_* settings of the configuration.
+//   node --import tsx ops/bench/face.ts            the configured settings
+//   node --import tsx ops/bench/face.ts --steps    also the cost of each expression step on its
+//                                                  own (align, flip, ensemble, smoothing) and of
+//                                                  the configured set, against all of them off,
+//                                                  measured in alternating rounds (each starting one
+//                                                  variant further on) so load drifts on a shared
+//                                                  machine fall on every configuration alike
 import { readConfig } from '../../bus/config.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
-import { CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
-import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { alignedGeometry, CROP_VALUES, cropAligned, cropFace, cropValues, mirrorCrop } from '../../actors/face/crop.ts';
+import { ExpressionReader, expressionSettingsOf, type ExpressionSettings } from '../../actors/face/expression-reader.ts';
+import { CLASS_COUNT, MINI_XCEPTION_EXPRESSIONS } from '../../actors/face/expressions.ts';
+import { TrackSmoother } from '../../actors/face/smoothing.ts';
+import { loadAnalysisModels, type FaceModels } from '../../actors/models/analysis-models.ts';
 import { loadPhoto, type Photo } from '../support/face-photos.ts';
 import { cpuSecondsOf, elapsedMs, fixed, mean, percentile, printTable } from './lib/stats.ts';
 
 const config = readConfig();
-const { faces: models } = await loadAnalysisModels(config.modelsDir);
+const configured = expressionSettingsOf(config);
+// Loaded with the second classifier whatever the configuration, so every variant below can use it.
+const { faces: loaded } = await loadAnalysisModels(config.modelsDir, { ...configured, ensemble: true });
+const modelsWith = (expressions: ExpressionSettings): FaceModels => ({ ...loaded, expressions });
+const models = modelsWith(configured);
 
 const FRAMES = 150;
 const WARM_UP = 10;
@@ -26,65 +41,61 @@ interface Timing {
   facesSeen: number;
   rows: number;
   detectMs: number[];
-  cropMs: number[];
-  classifyMs: number[];
+  expressionsMs: number[];
+}
+
+function newAnalyzer(faceModels: FaceModels, counts: { rows: number; facesSeen: number }): FaceAnalyzer {
+  return new FaceAnalyzer({
+    session: SESSION,
+    models: faceModels,
+    fps: config.analysisFps,
+    onFaceSecond: () => counts.rows++,
+    onVideoSecond: (row) => {
+      counts.rows++;
+      counts.facesSeen = Math.max(counts.facesSeen, row.faces);
+    },
+  });
 }
 
 /** Offers one frame at a time and waits until its rows are out, as an idle analyser would. */
-async function timePipeline(photo: Photo): Promise<Pick<Timing, 'pipelineMs' | 'cpuMsPerFrame' | 'facesSeen' | 'rows'>> {
-  let rows = 0;
-  let facesSeen = 0;
-  const analyzer = new FaceAnalyzer({
-    session: SESSION,
-    models,
-    fps: config.analysisFps,
-    onFaceSecond: () => rows++,
-    onVideoSecond: (row) => {
-      rows++;
-      facesSeen = Math.max(facesSeen, row.faces);
-    },
-  });
+async function timePipeline(photo: Photo, faceModels: FaceModels, frames = FRAMES): Promise<Pick<Timing, 'pipelineMs' | 'cpuMsPerFrame' | 'facesSeen' | 'rows'>> {
+  const counts = { rows: 0, facesSeen: 0 };
+  const analyzer = newAnalyzer(faceModels, counts);
   const frame = (i: number) => ({ ...photo, second: Math.floor(i / config.analysisFps) });
   for (let i = 0; i < WARM_UP; i++) {
     analyzer.offer(frame(i));
     await analyzer.flush();
   }
-  rows = 0;
+  counts.rows = 0;
   const pipelineMs: number[] = [];
   const { cpuSeconds } = await cpuSecondsOf(async () => {
-    for (let i = WARM_UP; i < WARM_UP + FRAMES; i++) {
+    for (let i = WARM_UP; i < WARM_UP + frames; i++) {
       const started = performance.now();
       analyzer.offer(frame(i));
       await analyzer.flush();
       pipelineMs.push(elapsedMs(started));
     }
   });
-  return { pipelineMs, cpuMsPerFrame: (1000 * cpuSeconds) / FRAMES, facesSeen, rows };
+  return { pipelineMs, cpuMsPerFrame: (1000 * cpuSeconds) / frames, ...counts };
 }
 
 /** The same stages called one by one, to show where the time goes. */
-async function timeStages(photo: Photo): Promise<Pick<Timing, 'detectMs' | 'cropMs' | 'classifyMs'>> {
+async function timeStages(photo: Photo, faceModels: FaceModels): Promise<Pick<Timing, 'detectMs' | 'expressionsMs'>> {
   const detectMs: number[] = [];
-  const cropMs: number[] = [];
-  const classifyMs: number[] = [];
-  let crops = new Float32Array(0);
+  const expressionsMs: number[] = [];
+  const reader = new ExpressionReader(faceModels);
   for (let i = 0; i < WARM_UP + FRAMES / 3; i++) {
     let started = performance.now();
-    const faces = await models.detector.detectFaces(photo.rgb, photo.width, photo.height);
+    const faces = await faceModels.detector.detectFaces(photo.rgb, photo.width, photo.height);
     const detect = elapsedMs(started);
     started = performance.now();
-    if (crops.length < faces.length * CROP_VALUES) crops = new Float32Array(faces.length * CROP_VALUES);
-    faces.forEach((face, slot) => cropFace(photo.rgb, photo.width, photo.height, face, crops, slot));
-    const crop = elapsedMs(started);
-    started = performance.now();
-    await models.classifier.classifyExpressions(crops, faces.length);
-    const classify = elapsedMs(started);
+    await reader.read(photo, faces);
+    const expressions = elapsedMs(started);
     if (i < WARM_UP) continue;
     detectMs.push(detect);
-    cropMs.push(crop);
-    classifyMs.push(classify);
+    expressionsMs.push(expressions);
   }
-  return { detectMs, cropMs, classifyMs };
+  return { detectMs, expressionsMs };
 }
 
 /** The photo as a 640 px wide frame (as ingest delivers a 16:9 stream): smaller photos sit centred on grey. */
@@ -100,17 +111,20 @@ function asFrame(photo: Photo): Photo {
   return { rgb, width: FRAME_WIDTH, height };
 }
 
+const describe = (s: ExpressionSettings) =>
+  [s.align && 'align', s.flip && 'flip', s.ensemble && 'ensemble', s.smoothingFrames > 1 && `smoothing ${s.smoothingFrames}`].filter(Boolean).join(' + ') || 'all off';
+
+const frames = CASES.map(({ photo, faces, targetMs }) => ({ name: photo, faces, targetMs, photo: asFrame(loadPhoto(photo)) }));
 const results: { name: string; size: string; targetMs: number; timing: Timing }[] = [];
-for (const { photo: name, faces, targetMs } of CASES) {
-  const photo = asFrame(loadPhoto(name));
-  const pipeline = await timePipeline(photo);
-  const stages = await timeStages(photo);
+for (const { name, faces, targetMs, photo } of frames) {
+  const pipeline = await timePipeline(photo, models);
+  const stages = await timeStages(photo, models);
   if (pipeline.facesSeen !== faces) console.warn(`${name}.jpg: expected ${faces} faces, saw ${pipeline.facesSeen}`);
   results.push({ name: `${name}.jpg (${pipeline.facesSeen} face${pipeline.facesSeen === 1 ? '' : 's'})`, size: `${photo.width}x${photo.height}`, targetMs, timing: { ...pipeline, ...stages } });
 }
 
 printTable(
-  `Face pipeline per frame (${FRAMES} frames each, frame -> rows; one onnxruntime thread)`,
+  `Face pipeline per frame (${FRAMES} frames each, frame -> rows; one onnxruntime thread; expressions: ${describe(configured)})`,
   ['frame', 'size', 'p50 ms', 'p95 ms', 'target', 'CPU ms/frame', `one-core share at ${config.analysisFps} fps`],
   results.map(({ name, size, targetMs, timing }) => [
     name,
@@ -124,11 +138,96 @@ printTable(
 );
 printTable(
   'Where the time goes (p50 / mean ms per frame, stages called one by one)',
-  ['frame', 'YuNet detection', 'crops', 'expressions (one batch)'],
+  ['frame', 'YuNet detection', 'expressions (crops, every classifier call)'],
   results.map(({ name, timing }) => [
     name,
     `${fixed(percentile(timing.detectMs, 50))} / ${fixed(mean(timing.detectMs))}`,
-    `${fixed(percentile(timing.cropMs, 50), 2)} / ${fixed(mean(timing.cropMs), 2)}`,
-    `${fixed(percentile(timing.classifyMs, 50))} / ${fixed(mean(timing.classifyMs))}`,
+    `${fixed(percentile(timing.expressionsMs, 50), 2)} / ${fixed(mean(timing.expressionsMs), 2)}`,
   ]),
 );
+
+if (process.argv.includes('--steps')) {
+  const OFF: ExpressionSettings = { align: false, flip: false, ensemble: false, smoothingFrames: 1 };
+  const variants: ExpressionSettings[] = [
+    OFF,
+    { ...OFF, align: true },
+    { ...OFF, flip: true },
+    { ...OFF, ensemble: true },
+    { ...OFF, smoothingFrames: 3 },
+    { ...OFF, align: true, flip: true },
+    { ...OFF, align: true, ensemble: true },
+    { align: true, flip: true, ensemble: true, smoothingFrames: 3 },
+  ];
+  if (!variants.some((v) => describe(v) === describe(configured))) variants.push(configured);
+  const ROUNDS = 9;
+  const PER_ROUND = 40;
+  for (const { name, photo } of frames) {
+    // Per variant: the p50 and the CPU per frame of each round.
+    const rounds = variants.map(() => ({ p50: [] as number[], cpu: [] as number[] }));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Each round starts one variant further on, so none always runs first (or after the same one).
+      for (let k = 0; k < variants.length; k++) {
+        const v = (round + k) % variants.length;
+        const timing = await timePipeline(photo, modelsWith(variants[v]!), PER_ROUND);
+        rounds[v]!.p50.push(percentile(timing.pipelineMs, 50));
+        rounds[v]!.cpu.push(timing.cpuMsPerFrame);
+      }
+    }
+    const median = (values: number[]) => percentile(values, 50);
+    const baseP50 = median(rounds[0]!.p50);
+    const baseCpu = median(rounds[0]!.cpu);
+    printTable(
+      `Cost of each expression step, ${name}.jpg (median of ${ROUNDS} alternating rounds of ${PER_ROUND} frames; change against all off)`,
+      ['expressions', 'p50 ms', 'change', 'CPU ms/frame', 'change', `one-core share at ${config.analysisFps} fps`],
+      variants.map((variant, v) => {
+        const p50 = median(rounds[v]!.p50);
+        const cpu = median(rounds[v]!.cpu);
+        const change = (value: number, base: number) => (v === 0 ? '-' : `${value >= base ? '+' : ''}${fixed((100 * (value - base)) / base)} %`);
+        return [
+          describe(variant) + (describe(variant) === describe(configured) ? ' [configured]' : ''),
+          fixed(p50, 2),
+          change(p50, baseP50),
+          fixed(cpu, 2),
+          change(cpu, baseCpu),
+          `${fixed((100 * cpu * config.analysisFps) / 1000, 2)} %`,
+        ];
+      }),
+    );
+  }
+
+  // Each step's own work, timed alone: less exposed to a busy machine than whole frames are.
+  const photo = frames[0]!.photo;
+  const [face] = await loaded.detector.detectFaces(photo.rgb, photo.width, photo.height);
+  if (!face) throw new Error('no face in happy.jpg');
+  const crops = new Float32Array(2 * CROP_VALUES);
+  const small = MINI_XCEPTION_EXPRESSIONS.side;
+  const smallCrops = new Float32Array(2 * cropValues(small));
+  const smoother = new TrackSmoother(3, 5);
+  const probabilities = new Float32Array(CLASS_COUNT).fill(1 / CLASS_COUNT);
+  /** Median over 9 batches of the mean time of one call, in ms. */
+  async function perCall(work: () => unknown, calls = 100): Promise<number> {
+    for (let i = 0; i < calls; i++) await work();
+    const batches: number[] = [];
+    for (let batch = 0; batch < 9; batch++) {
+      const started = performance.now();
+      for (let i = 0; i < calls; i++) await work();
+      batches.push(elapsedMs(started) / calls);
+    }
+    return percentile(batches, 50);
+  }
+  const classifier = loaded.classifier;
+  const second = loaded.secondClassifier!;
+  const work: [string, string, () => unknown][] = [
+    ['crop around the box, 112x112 (all off)', '-', () => cropFace(photo.rgb, photo.width, photo.height, face, crops, 0)],
+    ['crop by the eyes, 112x112', 'align', () => cropAligned(photo.rgb, photo.width, photo.height, alignedGeometry(face.landmarks), crops, 0)],
+    ['mirror of a 112x112 crop', 'flip', () => mirrorCrop(crops, 0, 1)],
+    ['face-api net, 1 crop', '-', () => classifier.classifyExpressions(crops, 1)],
+    ['face-api net, 2 crops (face and mirror)', 'flip', () => classifier.classifyExpressions(crops, 2)],
+    ['crop by the eyes, 64x64', 'ensemble', () => cropAligned(photo.rgb, photo.width, photo.height, alignedGeometry(face.landmarks, MINI_XCEPTION_EXPRESSIONS.zoom), smallCrops, 0, small)],
+    ['mini-Xception, 1 crop', 'ensemble', () => second.classifyExpressions(smallCrops, 1)],
+    ['smoothing over 3 frames, one track', 'smoothing', () => smoother.smooth([1], probabilities)],
+  ];
+  const timed: string[][] = [];
+  for (const [what, step, run] of work) timed.push([what, step, fixed(await perCall(run), 3)]);
+  printTable('Each step\'s own work, per face (ms per call, median of 9 batches of 100 calls)', ['work', 'step', 'ms'], timed);
+}

@@ -9,6 +9,7 @@ import { SessionActor } from '../../actors/session/actor.ts';
 import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
 import { SessionStore } from '../../actors/session/store.ts';
 import type { Child } from '../../actors/supervisor.ts';
+import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
 import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
 import { VoiceThread } from '../../actors/voice/threaded.ts';
 import type { WorkerResources } from '../../actors/session/worker.ts';
@@ -87,7 +88,7 @@ test.before(async () => {
   rows = new RowPublisher(jetstream(nc), quiet);
   store = await SessionStore.open(nc, jetstream(nc), rows, quiet);
   resources = {
-    models: await loadAnalysisModels(config.modelsDir),
+    models: await loadAnalysisModels(config.modelsDir, expressionSettingsOf(config)),
     speechToText: await SpeechToText.load(config.modelsDir),
     voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
     egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary),

@@ -3,13 +3,14 @@ import * as assert from 'uvu/assert';
 import { Value } from '@sinclair/typebox/value';
 import { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
+import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
 import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
 import { readConfig } from '../../bus/config.ts';
 import { EMOTION_OF_CLASS } from '../../actors/face/emotions.ts';
 import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
 
 const SESSION = '65f0c0ffee0123456789abcd';
-const { faces: models } = await loadAnalysisModels(readConfig().modelsDir);
+const { faces: models } = await loadAnalysisModels(readConfig().modelsDir, expressionSettingsOf(readConfig()));
 
 async function analyzer() {
   const faces: FaceSecond[] = [];

@@ -1,11 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeYunet, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
+import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
 import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
 import { readConfig } from '../../bus/config.ts';
 import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
 
-const { detector } = (await loadAnalysisModels(readConfig().modelsDir)).faces;
+const { detector } = (await loadAnalysisModels(readConfig().modelsDir, expressionSettingsOf(readConfig()))).faces;
 
 test('finds the six faces of the group photo', async () => {
   const photo = loadPhoto('faces');

@@ -9,23 +9,28 @@ export interface Weight {
   values: Float32Array;
 }
 
-interface ManifestEntry {
+export interface ManifestEntry {
   name: string;
   shape: number[];
   dtype: string;
   quantization?: { dtype: string; scale?: number; min?: number };
 }
 
-interface ManifestGroup {
+export interface ManifestGroup {
   paths: string[];
   weights: ManifestEntry[];
 }
 
 export async function readTfjsWeights(manifestPath: string): Promise<Map<string, Weight>> {
   const groups = JSON.parse(await readFile(manifestPath, 'utf8')) as ManifestGroup[];
+  return readWeightGroups(groups, dirname(manifestPath));
+}
+
+/** The weights of a manifest's groups (a graph model's `weightsManifest`), shards read from `dir`. */
+export async function readWeightGroups(groups: readonly ManifestGroup[], dir: string): Promise<Map<string, Weight>> {
   const weights = new Map<string, Weight>();
   for (const group of groups) {
-    const shards = await Promise.all(group.paths.map((path) => readFile(join(dirname(manifestPath), path))));
+    const shards = await Promise.all(group.paths.map((path) => readFile(join(dir, path))));
     const data = Buffer.concat(shards);
     let offset = 0;
     for (const entry of group.weights) {

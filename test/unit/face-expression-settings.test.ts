@@ -1,0 +1,27 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readConfig } from '../../bus/config.ts';
+import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
+
+test('by default crops are aligned by the eyes, and nothing else is on', () => {
+  assert.equal(expressionSettingsOf(readConfig({})), { align: true, flip: false, ensemble: false, smoothingFrames: 1 });
+});
+
+test('every EXPRESSION_* variable is read', () => {
+  const settings = expressionSettingsOf(
+    readConfig({ EXPRESSION_ALIGN: 'false', EXPRESSION_FLIP: 'true', EXPRESSION_ENSEMBLE: 'no', EXPRESSION_SMOOTHING_FRAMES: '5' }),
+  );
+  assert.equal(settings, { align: false, flip: true, ensemble: false, smoothingFrames: 5 });
+});
+
+test('a value that does not parse stops the process at start, naming the variable', () => {
+  for (const [name, value] of [
+    ['EXPRESSION_SMOOTHING_FRAMES', '0'],
+    ['EXPRESSION_SMOOTHING_FRAMES', '2.5'],
+    ['EXPRESSION_FLIP', 'maybe'],
+  ] as const) {
+    assert.throws(() => readConfig({ [name]: value }), new RegExp(name));
+  }
+});
+
+test.run();
