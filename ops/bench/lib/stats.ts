@@ -26,12 +26,15 @@ export async function cpuSecondsOf<T>(work: () => Promise<T>): Promise<{ result:
 
 export const fixed = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
-export function printTable(title: string, header: readonly string[], rows: readonly (readonly string[])[]): void {
+/** A markdown table with padded columns, readable as plain text too. */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: readonly string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+export function printTable(title: string, header: readonly string[], rows: readonly (readonly string[])[]): void {
   console.log(`\n${title}\n`);
-  console.log(line(header));
-  console.log(`|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`);
-  for (const row of rows) console.log(line(row));
+  console.log(markdownTable(header, rows));
   console.log('');
 }
