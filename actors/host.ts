@@ -18,9 +18,9 @@ import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
 import { expressionSettingsOf } from './face/expression-reader.ts';
+import { FaceThread } from './face/threaded.ts';
 import { HostLoad } from './host-load.ts';
 import type { HostMetrics } from './metrics.ts';
-import { loadAnalysisModels } from './models/analysis-models.ts';
 import { MODEL_FILES } from './models/files.ts';
 import { assertModels } from './models/required.ts';
 import { RowPublisher } from './rows.ts';
@@ -44,7 +44,7 @@ interface HostParts {
   store: SessionStore;
   rows: RowPublisher;
   admission: AdmissionDeps;
-  resources: WorkerResources & { speechToText: ThreadedSpeechToText; voice: VoiceThread };
+  resources: WorkerResources & { speechToText: ThreadedSpeechToText };
   config: Config;
   log: Logger;
   metrics: HostMetrics;
@@ -76,12 +76,12 @@ export class ActorHost {
     await assertGuardLibrary(config.egressGuardLibrary);
     const load = new HostLoad();
     const resources = {
-      models: await loadAnalysisModels(config.modelsDir, expressions, metrics.inference),
+      faces: await FaceThread.start({ modelsDir: config.modelsDir, expressions, observeInference: metrics.observeInference }),
       speechToText: await ThreadedSpeechToText.start(config.modelsDir, metrics.inference),
       voice: await VoiceThread.start({
         modelsDir: config.modelsDir,
         maxBacklogSeconds: config.voiceMaxBacklogSeconds,
-        observeInference: (seconds) => metrics.observeInference('voice_activity', seconds),
+        observeInference: metrics.observeInference,
       }),
       egress: new EgressPolicy(parseAllowance(config.allowPrivateStreamHosts), config.egressGuardLibrary),
       pull: {
@@ -93,7 +93,6 @@ export class ActorHost {
       },
       // What workers report reaches the metrics and the host's own view of its load.
       metrics: {
-        inference: metrics.inference,
         videoSecond: (analysed: number, dropped: number) => {
           metrics.videoSecond(analysed, dropped);
           load.videoSecond(analysed, dropped);
@@ -228,5 +227,6 @@ export class ActorHost {
     await this.parts.nc.drain();
     await this.parts.resources.speechToText.close();
     await this.parts.resources.voice.close();
+    await this.parts.resources.faces.close();
   }
 }

@@ -11,7 +11,6 @@ import type { RowPublisher } from './rows.ts';
 
 /** What a session's worker reports besides its rows. */
 export interface WorkerMetrics {
-  inference: InferenceTimer;
   /** A second of video was emitted: frames analysed in it, and frames skipped unanalysed. */
   videoSecond(analysed: number, dropped: number): void;
   /** A speech segment was dropped unheard: transcription was behind. */
@@ -37,7 +36,7 @@ export class HostMetrics implements WorkerMetrics {
     this.bus = busRequestMetrics(registry);
     const inference = new Histogram({
       name: 'emo_inference_duration_seconds',
-      help: 'Model calls by model (face_detector, expressions: one call per batch of the host\'s sessions; voice_activity: one 32 ms step of every stream that has one, on the voice thread; speech: one segment\'s round trip to the transcription thread, its wait there included)',
+      help: 'Model calls by model (face_detector, expressions: one call per batch of the host\'s sessions, on the face thread; voice_activity: one 32 ms step of every stream that has one, on the voice thread; speech: one segment\'s round trip to the transcription thread, its wait there included)',
       labelNames: ['model'] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],

@@ -6,15 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
-import { FaceAnalyzer } from '../face/analyzer.ts';
 import type { WorkerMetrics } from '../metrics.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../ingest/ffmpeg-args.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
-import type { AnalysisModels } from '../models/analysis-models.ts';
 import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
 import type { Transcriber } from '../transcript/moonshine.ts';
 import { TranscriptQueue } from '../transcript/queue.ts';
+import type { FaceStream, FaceThread } from '../face/threaded.ts';
 import type { VoiceStream, VoiceThread } from '../voice/threaded.ts';
 
 export interface WorkerReports {
@@ -34,9 +33,10 @@ export interface WorkerOptions {
   reports: WorkerReports;
 }
 
-/** What a host gives each of its workers: shared models and threads, and how to pull. */
+/** What a host gives each of its workers: the analysis threads, and how to pull. */
 export interface WorkerResources {
-  models: AnalysisModels;
+  /** Face analysis of every stream of the host, on its own thread. */
+  faces: FaceThread;
   /** Voice analysis of every stream of the host, on its own thread. */
   voice: VoiceThread;
   speechToText: Transcriber;
@@ -126,7 +126,7 @@ export class StreamWorker implements Child {
   /** One ffmpeg run, from connection to exit, with fresh analysers. */
   private async connectOnce(): Promise<{ reason: string; resolution?: string }> {
     const { session, createdAt, streamUri, rows, reports, resources, log } = this.options;
-    const { pull, models, egress, metrics } = resources;
+    const { pull, egress, metrics } = resources;
     const ingest = new Ingest({
       env: await egress.guardEnvironment(),
       uri: streamUri,
@@ -141,7 +141,7 @@ export class StreamWorker implements Child {
     const trackBase = Math.floor(sinceStart(Date.now())) * 1000;
     let voice: VoiceStream | undefined;
     let hasAudio = false;
-    let face: FaceAnalyzer | undefined;
+    let face: FaceStream | undefined;
     let crash: unknown;
     let resolution: string | undefined;
     // Working means media flows, not merely that the stream was described: a pull can still
@@ -165,10 +165,7 @@ export class StreamWorker implements Child {
       }
       hasAudio = info.hasAudio;
       if (info.hasVideo) {
-        face = new FaceAnalyzer({
-          session,
-          models: models.faces,
-          fps: pull.fps,
+        face = resources.faces.open(session, pull.fps, {
           onFaceSecond: (row) => {
             const track = trackBase + row.track;
             rows.publish(session, 'face', [{ ...row, track }], `${row.second}.${track}`);
@@ -177,6 +174,7 @@ export class StreamWorker implements Child {
             metrics?.videoSecond(row.frames, row.dropped);
             rows.publish(session, 'video', [row], row.second);
           },
+          onFailed: fail,
         });
       }
     });
@@ -202,11 +200,7 @@ export class StreamWorker implements Child {
       if (!face || resolution) return;
       mediaArrived();
       const second = Math.floor(sinceStart(frame.receivedAt));
-      try {
-        face.offer({ ...frame, second });
-      } catch (error) {
-        fail(error);
-      }
+      face.offer({ ...frame, second });
       if (!hasAudio) {
         this.mediaSeconds += 1 / pull.fps;
         reports.mediaSeconds(this.mediaSeconds);
@@ -218,7 +212,7 @@ export class StreamWorker implements Child {
       ingest.start();
     });
     await voice?.close().catch(fail);
-    await face?.flush().catch(fail);
+    await face?.close().catch(fail);
     if (crash) throw crash;
     return { reason: exit.reason, resolution };
   }

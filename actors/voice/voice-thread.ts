@@ -1,9 +1,10 @@
 // The body of the voice thread: the voice analysis of every stream of the host, with one
 // Silero session whose calls are batched across streams (VoiceStreams). onnxruntime-node runs
 // inference on the calling thread, so this keeps the VAD's hundreds of small steps a second
-// off the event loop that reads the streams and runs face analysis.
-import { parentPort, workerData } from 'node:worker_threads';
+// off the event loop that reads the streams.
+import { workerData } from 'node:worker_threads';
 import type { AudioSecond } from '../../bus/contracts/rows.ts';
+import { threadPort } from '../models/stream-thread-body.ts';
 import type { SpeechAudio, VoiceAnalyzer } from './analyzer.ts';
 import { SAMPLE_RATE } from './pcm.ts';
 import { VoiceActivityModel } from './vad.ts';
@@ -16,52 +17,30 @@ export interface VoiceThreadData {
 
 export type VoiceRequest =
   | { type: 'open'; stream: number; session: string; startOffset: number }
-  | { type: 'audio'; stream: number; chunk: Uint8Array }
-  | { type: 'close'; stream: number };
+  | { type: 'audio'; stream: number; chunk: Uint8Array };
 
 export type VoiceReply =
-  | { type: 'ready' }
   | { type: 'second'; stream: number; row: AudioSecond }
   | { type: 'segment'; stream: number; segment: SpeechAudio }
-  | { type: 'shed'; stream: number; seconds: number }
-  | { type: 'closed'; stream: number; error?: string }
-  | { type: 'failed'; stream: number; error: string }
-  /** Durations of the VAD calls since the last report, in seconds. */
-  | { type: 'inference'; seconds: number[] };
+  | { type: 'shed'; stream: number; seconds: number };
 
-const REPORT_INTERVAL_MS = 1000;
-
-const port = parentPort;
-if (!port) throw new Error('voice-thread.ts runs as a worker thread');
 const { modelsDir, maxBacklogSeconds } = workerData as VoiceThreadData;
-const post = (reply: VoiceReply, transfer: ArrayBuffer[] = []) => port.postMessage(reply, transfer);
-
-let timings: number[] = [];
-const model = await VoiceActivityModel.load(modelsDir, () => {
-  const start = performance.now();
-  return () => timings.push((performance.now() - start) / 1000);
-});
-setInterval(() => {
-  if (!timings.length) return;
-  post({ type: 'inference', seconds: timings });
-  timings = [];
-}, REPORT_INTERVAL_MS).unref();
-
+const port = threadPort<VoiceRequest, VoiceReply>();
 const ids = new Map<VoiceAnalyzer, number>();
 const byId = new Map<number, VoiceAnalyzer>();
 const streams = new VoiceStreams({
-  model,
+  model: await VoiceActivityModel.load(modelsDir, port.timer),
   maxBacklogSamples: maxBacklogSeconds * SAMPLE_RATE,
-  onShed: (stream, samples) => post({ type: 'shed', stream: ids.get(stream)!, seconds: samples / SAMPLE_RATE }),
-  onFailed: (stream, error) => post({ type: 'failed', stream: ids.get(stream)!, error: (error as Error).message }),
+  onShed: (stream, samples) => port.post({ type: 'shed', stream: ids.get(stream)!, seconds: samples / SAMPLE_RATE }),
+  onFailed: (stream, error) => port.post({ type: 'failed', stream: ids.get(stream)!, error: (error as Error).message }),
 });
 
 function open(id: number, session: string, startOffset: number): void {
   const analyzer = streams.open({
     session,
     startOffset,
-    onSecond: (row) => post({ type: 'second', stream: id, row }),
-    onSegment: (segment) => post({ type: 'segment', stream: id, segment }, [segment.samples.buffer as ArrayBuffer]),
+    onSecond: (row) => port.post({ type: 'second', stream: id, row }),
+    onSegment: (segment) => port.post({ type: 'segment', stream: id, segment }, [segment.samples.buffer as ArrayBuffer]),
   });
   ids.set(analyzer, id);
   byId.set(id, analyzer);
@@ -71,19 +50,18 @@ async function close(id: number, analyzer: VoiceAnalyzer): Promise<void> {
   byId.delete(id);
   try {
     await streams.close(analyzer);
-    post({ type: 'closed', stream: id });
+    port.post({ type: 'closed', stream: id });
   } catch (error) {
-    post({ type: 'closed', stream: id, error: (error as Error).message });
+    port.post({ type: 'closed', stream: id, error: (error as Error).message });
   } finally {
     ids.delete(analyzer);
   }
 }
 
-port.on('message', (request: VoiceRequest) => {
+port.serve((request) => {
   if (request.type === 'open') return open(request.stream, request.session, request.startOffset);
   const analyzer = byId.get(request.stream);
   if (!analyzer) return;
   if (request.type === 'close') return void close(request.stream, analyzer);
   streams.write(analyzer, Buffer.from(request.chunk.buffer, request.chunk.byteOffset, request.chunk.byteLength));
 });
-post({ type: 'ready' });

@@ -10,7 +10,7 @@ import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
 import { SessionStore } from '../../actors/session/store.ts';
 import type { Child } from '../../actors/supervisor.ts';
 import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
-import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { FaceThread } from '../../actors/face/threaded.ts';
 import { VoiceThread } from '../../actors/voice/threaded.ts';
 import type { WorkerResources } from '../../actors/session/worker.ts';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
@@ -88,7 +88,7 @@ test.before(async () => {
   rows = new RowPublisher(jetstream(nc), quiet);
   store = await SessionStore.open(nc, jetstream(nc), rows, quiet);
   resources = {
-    models: await loadAnalysisModels(config.modelsDir, expressionSettingsOf(config)),
+    faces: await FaceThread.start({ modelsDir: config.modelsDir, expressions: expressionSettingsOf(config) }),
     speechToText: await SpeechToText.load(config.modelsDir),
     voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
     egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary),
@@ -100,6 +100,7 @@ test.after(async () => {
   for (const actor of actors) actor.send({ type: 'leave' });
   await Promise.all(actors.map((actor) => actor.settled()));
   await resources.voice.close();
+  await resources.faces.close();
   await nc.drain();
 });
 

@@ -1,0 +1,66 @@
+// The body of the face thread: the face analysis of every stream of the host (detection,
+// tracking, expressions, per-second rows), with the detector and classifiers batched across
+// streams. onnxruntime-node runs inference on the calling thread, and a batch of frames takes
+// tens of milliseconds: here it never holds up the event loop that reads ffmpeg's pipes.
+import { workerData } from 'node:worker_threads';
+import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
+import { loadAnalysisModels } from '../models/analysis-models.ts';
+import { threadPort } from '../models/stream-thread-body.ts';
+import { FaceAnalyzer } from './analyzer.ts';
+import type { ExpressionSettings } from './expression-reader.ts';
+
+export interface FaceThreadData {
+  modelsDir: string;
+  expressions: ExpressionSettings;
+}
+
+export type FaceRequest =
+  | { type: 'open'; stream: number; session: string; fps: number }
+  | { type: 'frame'; stream: number; rgb: Uint8Array; width: number; height: number; second: number };
+
+export type FaceReply = { type: 'face'; stream: number; row: FaceSecond } | { type: 'video'; stream: number; row: VideoSecond };
+
+const { modelsDir, expressions } = workerData as FaceThreadData;
+const port = threadPort<FaceRequest, FaceReply>();
+const { faces: models } = await loadAnalysisModels(modelsDir, expressions, port.timer);
+const analyzers = new Map<number, FaceAnalyzer>();
+const failed = new Set<number>();
+
+function open(id: number, session: string, fps: number): void {
+  analyzers.set(
+    id,
+    new FaceAnalyzer({
+      session,
+      models,
+      fps,
+      onFaceSecond: (row) => port.post({ type: 'face', stream: id, row }),
+      onVideoSecond: (row) => port.post({ type: 'video', stream: id, row }),
+    }),
+  );
+}
+
+async function close(id: number, analyzer: FaceAnalyzer): Promise<void> {
+  analyzers.delete(id);
+  failed.delete(id);
+  try {
+    await analyzer.flush();
+    port.post({ type: 'closed', stream: id });
+  } catch (error) {
+    port.post({ type: 'closed', stream: id, error: (error as Error).message });
+  }
+}
+
+port.serve((request) => {
+  if (request.type === 'open') return open(request.stream, request.session, request.fps);
+  const analyzer = analyzers.get(request.stream);
+  if (!analyzer) return;
+  if (request.type === 'close') return void close(request.stream, analyzer);
+  if (failed.has(request.stream)) return;
+  try {
+    // The newest frame wins: one waiting at most, the one it replaces counted as dropped.
+    analyzer.offer(request);
+  } catch (error) {
+    failed.add(request.stream);
+    port.post({ type: 'failed', stream: request.stream, error: (error as Error).message });
+  }
+});

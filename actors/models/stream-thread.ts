@@ -1,0 +1,124 @@
+// A worker thread that analyses the streams of every session of the host, seen from the main
+// thread: start it (it resolves once the body has loaded its models), open a stream, send it
+// requests, close it (resolves once the body has delivered the stream's last results). If the
+// thread dies, its streams fail (their workers restart them) and the next stream opened starts
+// a fresh thread. The body's side is stream-thread-body.ts.
+import { Worker } from 'node:worker_threads';
+import type { ModelName } from './inference-timer.ts';
+
+/** What every body says besides the replies of its own streams. */
+export type ControlReply =
+  | { type: 'ready' }
+  /** Durations of model calls since the last report, in seconds. */
+  | { type: 'inference'; model: ModelName; seconds: number[] }
+  | { type: 'closed'; stream: number; error?: string }
+  /** The stream's analysis failed; it takes no more requests. */
+  | { type: 'failed'; stream: number; error: string };
+
+export type CloseRequest = { type: 'close'; stream: number };
+
+export interface ThreadStream<Request> {
+  /** The id the body knows the stream by: every request carries it. */
+  id: number;
+  send(request: Request, transfer?: ArrayBuffer[]): void;
+  /** Resolves once the body has finished the stream; rejects if its analysis failed. */
+  close(): Promise<void>;
+}
+
+interface OpenStream<Reply> {
+  deliver(reply: Reply): void;
+  onFailed(error: Error): void;
+  closed?: { resolve(): void; reject(error: Error): void };
+}
+
+// A worker thread does not inherit the process's TypeScript loader: it registers it, then
+// loads its body.
+function bootstrap(body: URL): string {
+  return `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+  .then(({ register }) => { register(); return import(${JSON.stringify(body.href)}); })`;
+}
+
+export class StreamThread<Request extends { stream: number }, Reply extends { type: string; stream: number }> {
+  private worker?: Promise<Worker>;
+  private readonly streams = new Map<number, OpenStream<Reply>>();
+  private nextId = 0;
+
+  constructor(
+    private readonly name: string,
+    private readonly body: URL,
+    private readonly workerData: unknown,
+    private readonly observeInference?: (model: ModelName, seconds: number[]) => void,
+  ) {}
+
+  /** Starts the thread and waits until its models are loaded, so a broken model fails at start. */
+  async start(): Promise<void> {
+    await this.thread();
+  }
+
+  /** `deliver` gets the stream's own replies; `onFailed` hears if its analysis fails. */
+  open(deliver: (reply: Reply) => void, onFailed: (error: Error) => void): ThreadStream<Request> {
+    const id = this.nextId++;
+    const stream: OpenStream<Reply> = { deliver, onFailed };
+    this.streams.set(id, stream);
+    const worker = this.thread();
+    const send = (request: Request | CloseRequest, transfer: ArrayBuffer[] = []) =>
+      void worker.then((w) => w.postMessage(request, transfer), () => {});
+    return {
+      id,
+      send,
+      close: () =>
+        new Promise<void>((resolve, reject) => {
+          if (!this.streams.has(id)) return resolve();
+          stream.closed = { resolve, reject };
+          send({ type: 'close', stream: id });
+        }),
+    };
+  }
+
+  async close(): Promise<void> {
+    const worker = await this.worker?.catch(() => undefined);
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private receive(reply: Reply | ControlReply): void {
+    if (reply.type === 'ready') return;
+    if (reply.type === 'inference') {
+      const { model, seconds } = reply as Extract<ControlReply, { type: 'inference' }>;
+      return this.observeInference?.(model, seconds);
+    }
+    const stream = this.streams.get((reply as Reply).stream);
+    if (!stream) return;
+    if (reply.type === 'failed') return stream.onFailed(new Error((reply as Extract<ControlReply, { type: 'failed' }>).error));
+    if (reply.type === 'closed') {
+      const { stream: id, error } = reply as Extract<ControlReply, { type: 'closed' }>;
+      this.streams.delete(id);
+      if (error === undefined) stream.closed?.resolve();
+      else stream.closed?.reject(new Error(error));
+      return;
+    }
+    stream.deliver(reply as Reply);
+  }
+
+  private thread(): Promise<Worker> {
+    this.worker ??= new Promise((resolve, reject) => {
+      const worker = new Worker(bootstrap(this.body), { eval: true, workerData: this.workerData });
+      worker.on('message', (reply: Reply | ControlReply) => {
+        if (reply.type === 'ready') resolve(worker);
+        this.receive(reply);
+      });
+      const fail = (error: Error) => {
+        this.worker = undefined;
+        reject(error);
+        for (const stream of this.streams.values()) {
+          stream.onFailed(error);
+          stream.closed?.reject(error);
+        }
+        this.streams.clear();
+      };
+      worker.on('error', fail);
+      worker.on('exit', (code) => fail(new Error(`the ${this.name} thread exited with code ${code}`)));
+    });
+    return this.worker;
+  }
+}
