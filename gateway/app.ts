@@ -7,6 +7,7 @@ import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/http-metrics.ts';
 import { jsonBody } from './middleware/json-body.ts';
+import { messageFraming } from './middleware/message-framing.ts';
 import { requestLog } from './middleware/request-log.ts';
 import type { OpenApiDocument } from './openapi/document.ts';
 import { openApiRoute } from './openapi/route.ts';
@@ -34,6 +35,7 @@ export function createApp(options: AppOptions): Koa {
   if (options.registry) app.use(httpMetrics(options.registry));
   app.use(requestLog(options.log));
   app.use(errors);
+  app.use(messageFraming);
   // Before auth: the document is public.
   const openApi = openApiRoute(options.openApi);
   app.use(openApi.routes());

@@ -3,6 +3,7 @@
 // host could not finish in time, and a client retrying a create.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { rawRequest } from '../../ops/fuzz/raw-http.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 
 // Nothing listens there: sessions stay active (reconnecting) without any analysis work.
@@ -165,6 +166,27 @@ test('a create retried with the same Idempotency-Key returns the first session',
   assert.not.equal(bob.body._id, first.body._id);
   await stopAll();
   await stopAll(services.users.bob.token);
+});
+
+test('a request naming a transfer coding other than chunked is refused before it acts, its trailing bytes with it', async () => {
+  const created = await services.api('POST', '/v1/sessions', { body: { name: 'framing', streamUri: STREAM } });
+  assert.is(created.status, 201);
+  const id = created.body._id;
+  const port = Number(new URL(services.baseUrl).port);
+  // The bytes after the head would otherwise be read as another request on the connection.
+  for (const coding of ['D', 'gzip', 'chunked, identity']) {
+    const answer = await rawRequest(port, {
+      method: 'POST',
+      target: `/v1/sessions/${id}/stop`,
+      headers: [['Authorization', `Bearer ${services.users.alice.token}`], ['Transfer-Encoding', coding]],
+      body: `[{"data":"${'e'.repeat(60_000)}"}]`,
+    });
+    assert.is(answer.status, 400, coding);
+    const session = await services.api('GET', `/v1/sessions/${id}`);
+    assert.is(session.body.state, 'active', `${coding}: the stop did not happen`);
+  }
+  alive();
+  await stopAll();
 });
 
 test.run();
