@@ -15,8 +15,8 @@ import { WsClient } from '../../ops/support/ws-client.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { clipsDir, mediaSeconds, settled, startStreamServer } from '../support/analysis.ts';
 import { makeClip, speak } from '../support/clips.ts';
-import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
-import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
 const artifacts = join(config.varDir, 'test', 'artifacts', 'dashboard');

@@ -17,7 +17,7 @@ import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient }
 import { sql } from '../../storage/sql.ts';
 import { clipsDir, startLiveSession, startStreamServer, stopSession, type LiveSession } from '../support/analysis.ts';
 import { makeClip } from '../support/clips.ts';
-import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
 const CLOSED_STREAM = 'rtmp://127.0.0.1:9/live/compat';

@@ -7,7 +7,7 @@ import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
-import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import {
   clipsDir,
   runFor,

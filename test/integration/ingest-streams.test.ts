@@ -11,9 +11,9 @@ import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/in
 import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
-import { startRtspServer, type RtspServer } from '../support/streams/rtsp-server.ts';
-import { publish, waitForStream } from '../support/streams/publish.ts';
+import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+import { startRtspServer, type RtspServer } from '../../ops/support/streams/rtsp-server.ts';
+import { publish, waitForStream } from '../../ops/support/streams/publish.ts';
 
 const config = readConfig();
 

@@ -15,8 +15,8 @@ import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
-import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
-import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
 const clipsDir = join(config.varDir, 'test', 'clips');

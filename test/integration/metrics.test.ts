@@ -13,8 +13,8 @@ import { startService, waitUntil } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { clipsDir, mediaSeconds, runFor, startLiveSession, startStreamServer, stopSession, type LiveSession } from '../support/analysis.ts';
 import { makeClip, speak } from '../support/clips.ts';
-import { parsePrometheusText, select, total, type Sample } from '../support/prometheus-text.ts';
-import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+import { parsePrometheusText, select, total, type Sample } from '../../ops/support/prometheus-text.ts';
+import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
 const MISSING = '0'.repeat(24);

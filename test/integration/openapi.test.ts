@@ -24,7 +24,7 @@ import { busSender } from '../../gateway/routes/bus-call.ts';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { clipsDir, mediaSeconds, startLiveSession, startStreamServer, type LiveSession } from '../support/analysis.ts';
-import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
 const JWT_SECRET = randomBytes(32).toString('hex');

@@ -10,8 +10,8 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { makeClip } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
-import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
-import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
 

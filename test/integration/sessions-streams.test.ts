@@ -13,9 +13,9 @@ import { waitUntil } from '../../ops/stack/process.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
-import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
-import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
-import { startRtspServer, type RtspServer } from '../support/streams/rtsp-server.ts';
+import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import { startRtspServer, type RtspServer } from '../../ops/support/streams/rtsp-server.ts';
 
 const config = readConfig();
 const log = createLog(config);

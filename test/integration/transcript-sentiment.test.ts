@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { makeClip, speak, type ClipSpec } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
-import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import {
   clipsDir,
   mediaSeconds,

@@ -13,7 +13,7 @@ import { sql } from '../../storage/sql.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
-import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import {
   clipsDir,
   runFor,

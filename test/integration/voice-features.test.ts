@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
-import type { RtmpServer } from '../support/streams/rtmp-server.ts';
+import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import {
   clipsDir,
   runFor,

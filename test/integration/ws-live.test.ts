@@ -12,8 +12,8 @@ import { analystQueries } from '../../ops/support/analyst-queries.ts';
 import { WsClient, type PushedEvent } from '../../ops/support/ws-client.ts';
 import { makeClip } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
-import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 
 const config = readConfig();

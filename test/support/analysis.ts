@@ -6,8 +6,8 @@ import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import type { Services } from '../../ops/support/services.ts';
-import { publish, waitForStream, type Publisher } from './streams/publish.ts';
-import { startRtmpServer, type RtmpServer } from './streams/rtmp-server.ts';
+import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
 

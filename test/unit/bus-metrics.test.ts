@@ -8,7 +8,7 @@ import { Counter } from 'prom-client';
 import { createRegistry, MetricsServer } from '../../bus/metrics-server.ts';
 import { requestLabels, UNMATCHED } from '../../gateway/middleware/http-metrics.ts';
 import { writerLagSeconds } from '../../storage/metrics.ts';
-import { parsePrometheusText, total } from '../support/prometheus-text.ts';
+import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';
 
 const quiet = pino({ level: 'silent' });
 

@@ -3,8 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { freeUdpPort } from '../../../ops/stack/ports.ts';
-import { startService, waitForPorts } from '../../../ops/stack/process.ts';
+import { freeUdpPort } from '../../stack/ports.ts';
+import { startService, waitForPorts } from '../../stack/process.ts';
 import { publish, type Publisher } from './publish.ts';
 
 export interface RtspServer {

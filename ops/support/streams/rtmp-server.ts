@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startService, waitForPorts } from '../../../ops/stack/process.ts';
+import { startService, waitForPorts } from '../../stack/process.ts';
 
 const MODULE_DIRS = ['/usr/lib/nginx/modules', '/usr/share/nginx/modules'];
 const MODULES = ['ngx_rtmp_module.so', 'ngx_stream_module.so'];

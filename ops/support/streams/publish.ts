@@ -1,7 +1,7 @@
 // Publishing a pre-encoded clip as a live stream, looped at its own pace without re-encoding
 // (about 1% of a core), and waiting until a stream can actually be played.
 import { execFile } from 'node:child_process';
-import { startService } from '../../../ops/stack/process.ts';
+import { startService } from '../../stack/process.ts';
 
 export interface Publisher {
   pid: number;
