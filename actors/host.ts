@@ -108,11 +108,11 @@ export class ActorHost {
     const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log);
     const js = jetstream(nc);
     const rows = new RowPublisher(js, log);
-    const store = await SessionStore.open(nc, js, rows, log, metrics.bus);
+    const store = await SessionStore.open(nc, js, rows, log, config.natsReplicas, metrics.bus);
     const admission: AdmissionDeps = {
       store,
-      quotas: await UserQuotas.open(js, store, config.userMaxActiveSessions),
-      keys: await IdempotencyKeys.open(js, config.idempotencyKeySeconds * 1000),
+      quotas: await UserQuotas.open(js, store, config.userMaxActiveSessions, config.natsReplicas),
+      keys: await IdempotencyKeys.open(js, config.idempotencyKeySeconds * 1000, config.natsReplicas),
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
     };

@@ -86,6 +86,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
 
     // bus and storage
     natsUrl: read.text('NATS_URL', 'nats://127.0.0.1:4222'),
+    // How many NATS servers keep each JetStream stream and KV bucket: 1 on one server, 3 on a
+    // cluster (a bucket or stream then survives the loss of one server).
+    natsReplicas: read.wholeNumber('NATS_REPLICAS', 1, 1),
     clickhouseUrl: read.text('CLICKHOUSE_URL', 'http://127.0.0.1:8123'),
     clickhouseDatabase: read.text('CLICKHOUSE_DATABASE', 'emotions'),
     // Only for the local ClickHouse that `npm start` runs; clients use the HTTP URL.

@@ -6,8 +6,9 @@
 // Reads for the API come from a bounded cache kept current by a watch on the bucket; `fresh`
 // reads go to the bucket.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { openBucket } from './bucket.ts';
 import type { Caller, SessionRecord } from './contracts/session.ts';
 import { notFound } from './errors.ts';
 import { SESSION_ID } from './ids.ts';
@@ -36,8 +37,9 @@ export class SessionRecords {
     private readonly log: Logger,
   ) {}
 
-  static async open(js: JetStreamClient, log: Logger): Promise<SessionRecords> {
-    const kv = await new Kvm(js).create(buckets.sessions, { history: 1, storage: StorageType.File });
+  /** `replicas`: how many NATS servers keep the bucket. */
+  static async open(js: JetStreamClient, log: Logger, replicas: number): Promise<SessionRecords> {
+    const kv = await openBucket(js, buckets.sessions, { replicas });
     return new SessionRecords(kv, log);
   }
 

@@ -19,9 +19,11 @@ export const DEAD_ROW_HEADERS = { subject: 'Emo-Row-Subject', reason: 'Emo-Dead-
 
 const LIMITS = { maxBytes: 256 * 1024 ** 2, maxAgeDays: 30 };
 
-export async function ensureDeadLetterStream(jsm: JetStreamManager): Promise<void> {
+/** `replicas`: how many NATS servers keep it. */
+export async function ensureDeadLetterStream(jsm: JetStreamManager, replicas: number): Promise<void> {
   const config = {
     name: streams.deadRows,
+    num_replicas: replicas,
     subjects: [subjects.deadRowsAll],
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,

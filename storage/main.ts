@@ -22,6 +22,7 @@ const service = await StorageService.start(
     database: config.clickhouseDatabase,
     writer: config.storageWriter ? { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs } : undefined,
     rowsStreamMaxBytes: config.rowsStreamMaxBytes,
+    natsReplicas: config.natsReplicas,
     sessionMaxSeconds: config.sessionMaxSeconds,
     metrics: new StorageMetrics(registry),
   },

@@ -17,10 +17,18 @@ const MAX_AGE_SECONDS = 7 * 24 * 3600;
 // Longer than any publisher retries the same message for.
 const DUPLICATE_WINDOW_SECONDS = 120;
 
-/** Creates the stream and the writer's consumer, or brings them up to date. `maxBytes` applies when it is created. */
-export async function ensureRowsStream(jsm: JetStreamManager, maxBytes: number): Promise<void> {
+export interface RowsStreamOptions {
+  /** How much it may hold; applies when it is created. */
+  maxBytes: number;
+  /** How many NATS servers keep it. */
+  replicas: number;
+}
+
+/** Creates the stream and the writer's consumer, or brings them up to date. */
+export async function ensureRowsStream(jsm: JetStreamManager, { maxBytes, replicas }: RowsStreamOptions): Promise<void> {
   const stream = {
     name: streams.rows,
+    num_replicas: replicas,
     subjects: [subjects.rowsAll],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,

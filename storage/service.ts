@@ -29,6 +29,8 @@ export interface StorageOptions {
   writer: WriterOptions | undefined;
   /** How much ROWS may hold while ClickHouse is away (when this service creates it). */
   rowsStreamMaxBytes: number;
+  /** How many NATS servers keep the streams and buckets this service creates. */
+  natsReplicas: number;
   /** The longest a session runs: how far back a list of active sessions looks. */
   sessionMaxSeconds: number;
   /** Where bus requests and the writer are measured (the process's /metrics). */
@@ -54,10 +56,10 @@ export class StorageService {
     }
     const js = jetstream(nc);
     const jsm = await jetstreamManager(nc);
-    await ensureRowsStream(jsm, options.rowsStreamMaxBytes);
-    await ensureDeadLetterStream(jsm);
+    await ensureRowsStream(jsm, { maxBytes: options.rowsStreamMaxBytes, replicas: options.natsReplicas });
+    await ensureDeadLetterStream(jsm, options.natsReplicas);
     const clickhouse = connectClickHouse(options.clickhouse, options.database);
-    const records = await SessionRecords.open(js, log);
+    const records = await SessionRecords.open(js, log, options.natsReplicas);
     await records.watch();
     const writer = options.writer && new StorageWriter(js, clickhouse, log.child({ component: 'writer' }), {
       ...options.writer,

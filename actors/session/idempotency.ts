@@ -3,8 +3,9 @@
 // first attempt made instead of a second one. A key is claimed in a KV bucket by create, so of
 // two concurrent attempts exactly one creates; keys expire with the bucket's age limit.
 import { createHash } from 'node:crypto';
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { openBucket } from '../../bus/bucket.ts';
 import { badRequest } from '../../bus/errors.ts';
 import { buckets } from '../../bus/subjects.ts';
 import { isConflict } from './store.ts';
@@ -22,8 +23,8 @@ export type ClaimResult = { claimed: true } | { claimed: false; earlier: Claim; 
 export class IdempotencyKeys {
   private constructor(private readonly kv: KV) {}
 
-  static async open(js: JetStreamClient, keepMs: number): Promise<IdempotencyKeys> {
-    const kv = await new Kvm(js).create(buckets.idempotency, { history: 1, storage: StorageType.File, ttl: keepMs });
+  static async open(js: JetStreamClient, keepMs: number, replicas: number): Promise<IdempotencyKeys> {
+    const kv = await openBucket(js, buckets.idempotency, { replicas, ttlMs: keepMs });
     return new IdempotencyKeys(kv);
   }
 

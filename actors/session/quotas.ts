@@ -4,8 +4,9 @@
 // slot. Sessions that have finished (or whose creation never completed) are pruned when the
 // entry is next changed: no host has to remember to give a slot back, not even one that died.
 import { createHash } from 'node:crypto';
-import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { openBucket } from '../../bus/bucket.ts';
 import { quotaExceeded } from '../../bus/errors.ts';
 import { buckets } from '../../bus/subjects.ts';
 import { isConflict, type SessionStore } from './store.ts';
@@ -26,8 +27,8 @@ export class UserQuotas {
     private readonly maxActive: number,
   ) {}
 
-  static async open(js: JetStreamClient, store: SessionStore, maxActive: number): Promise<UserQuotas> {
-    const kv = await new Kvm(js).create(buckets.quotas, { history: 1, storage: StorageType.File });
+  static async open(js: JetStreamClient, store: SessionStore, maxActive: number, replicas: number): Promise<UserQuotas> {
+    const kv = await openBucket(js, buckets.quotas, { replicas });
     return new UserQuotas(kv, store, maxActive);
   }
 

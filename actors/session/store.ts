@@ -37,9 +37,10 @@ export class SessionStore {
     js: JetStreamClient,
     rows: RowPublisher,
     log: Logger,
+    replicas: number,
     observeRequests?: RequestObserver,
   ): Promise<SessionStore> {
-    return new SessionStore(await SessionRecords.open(js, log), nc, rows, log, observeRequests);
+    return new SessionStore(await SessionRecords.open(js, log, replicas), nc, rows, log, observeRequests);
   }
 
   async create(record: SessionRecord): Promise<Versioned> {

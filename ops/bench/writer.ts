@@ -118,7 +118,7 @@ async function runCase(stack: BenchStack, rows: number, rowsPerMessage: number) 
 
 const stack = await startBenchStack('writer', true);
 try {
-  await ensureRowsStream(stack.nats!.jsm, config.rowsStreamMaxBytes);
+  await ensureRowsStream(stack.nats!.jsm, { maxBytes: config.rowsStreamMaxBytes, replicas: config.natsReplicas });
   const results = [];
   for (const { rows, rowsPerMessage } of CASES) {
     results.push(await runCase(stack, rows, rowsPerMessage));

@@ -1,4 +1,5 @@
-// A local NATS server with JetStream, its store under the given folder, listening on loopback.
+// A local NATS server with JetStream, its store under the given folder, listening on loopback;
+// alone, or as one node of a cluster (ops/stack/nats-cluster.ts).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { portOpen } from './ports.ts';
@@ -9,26 +10,51 @@ export interface NatsOptions {
   port: number;
   maxMemoryStore?: string;
   maxFileStore?: string;
+  /** Joins a cluster: its name must be unique there. */
+  cluster?: NatsClusterMembership;
+}
+
+export interface NatsClusterMembership {
+  serverName: string;
+  /** Where this node listens for the other nodes' routes. */
+  routePort: number;
+  /** Every node's route port, this one's included (a node skips the route to itself). */
+  routePorts: number[];
 }
 
 export async function startNats(options: NatsOptions): Promise<Service & { url: string }> {
+  const service = launchNats(options);
+  await waitUntil('nats-server', () => portOpen(options.port), 15_000);
+  return { ...service, url: `nats://127.0.0.1:${options.port}` };
+}
+
+/** Starts the server without waiting for it: the nodes of a cluster come up together. */
+export function launchNats(options: NatsOptions): Service {
   mkdirSync(join(options.dir, 'jetstream'), { recursive: true });
   const configFile = join(options.dir, 'nats.conf');
+  const { cluster } = options;
   writeFileSync(
     configFile,
     [
       `listen: 127.0.0.1:${options.port}`,
-      `server_name: local`,
+      `server_name: ${cluster?.serverName ?? 'local'}`,
       `max_payload: 8MB`,
       'jetstream {',
       `  store_dir: "${join(options.dir, 'jetstream')}"`,
       `  max_memory_store: ${options.maxMemoryStore ?? '256MB'}`,
       `  max_file_store: ${options.maxFileStore ?? '4GB'}`,
       '}',
+      ...(cluster
+        ? [
+            'cluster {',
+            '  name: emo',
+            `  listen: 127.0.0.1:${cluster.routePort}`,
+            `  routes: [${cluster.routePorts.map((port) => `nats-route://127.0.0.1:${port}`).join(', ')}]`,
+            '}',
+          ]
+        : []),
       '',
     ].join('\n'),
   );
-  const service = startService('nats', 'nats-server', ['-c', configFile], { logFile: join(options.dir, 'nats.log') });
-  await waitUntil('nats-server', () => portOpen(options.port), 15_000);
-  return { ...service, url: `nats://127.0.0.1:${options.port}` };
+  return startService(cluster?.serverName ?? 'nats', 'nats-server', ['-c', configFile], { logFile: join(options.dir, 'nats.log') });
 }

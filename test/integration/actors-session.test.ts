@@ -84,9 +84,9 @@ function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: strin
 
 test.before(async () => {
   nc = await connectBus('actors-session test', config.natsUrl, log);
-  await ensureRowsStream(await jetstreamManager(nc), config.rowsStreamMaxBytes);
+  await ensureRowsStream(await jetstreamManager(nc), { maxBytes: config.rowsStreamMaxBytes, replicas: config.natsReplicas });
   rows = new RowPublisher(jetstream(nc), quiet);
-  store = await SessionStore.open(nc, jetstream(nc), rows, quiet);
+  store = await SessionStore.open(nc, jetstream(nc), rows, quiet, config.natsReplicas);
   resources = {
     faces: await FaceThread.start({ modelsDir: config.modelsDir, expressions: expressionSettingsOf(config) }),
     speechToText: await SpeechToText.load(config.modelsDir),

@@ -99,7 +99,7 @@ test('a session whose end is written while NATS is down is finished once NATS is
   const nc = await connectBus('nats-restart finish', `nats://127.0.0.1:${natsPort}`, quiet);
   try {
     const js = jetstream(nc);
-    const store = await SessionStore.open(nc, js, new RowPublisher(js, quiet), quiet);
+    const store = await SessionStore.open(nc, js, new RowPublisher(js, quiet), quiet, 1);
     const now = Date.now();
     const record: SessionRecord = {
       id: newSessionId(now), name: 'finish while down', type: 'live_analysis', state: 'active', createdAt: now,

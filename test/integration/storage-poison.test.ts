@@ -40,6 +40,7 @@ const startStorage = async () =>
     database,
     writer: { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs },
     rowsStreamMaxBytes: config.rowsStreamMaxBytes,
+    natsReplicas: config.natsReplicas,
     sessionMaxSeconds: config.sessionMaxSeconds,
   }, quiet));
 
@@ -118,7 +119,7 @@ test('a full ROWS stream refuses new rows, publishers are told and retry, nothin
   await stopStorage();
   // A small stream, with no writer draining it.
   await jsm.streams.delete(streams.rows);
-  await ensureRowsStream(jsm, 64 * 1024);
+  await ensureRowsStream(jsm, { maxBytes: 64 * 1024, replicas: config.natsReplicas });
   const session = newSessionId();
   const rows = new RowPublisher(js, quiet);
   const total = 600; // about 100 KB of messages: more than the stream holds
@@ -144,7 +145,7 @@ test('a full ROWS stream refuses new rows, publishers are told and retry, nothin
   // Leave a stream of the usual size for the files after this one.
   await stopStorage();
   await jsm.streams.delete(streams.rows);
-  await ensureRowsStream(jsm, config.rowsStreamMaxBytes);
+  await ensureRowsStream(jsm, { maxBytes: config.rowsStreamMaxBytes, replicas: config.natsReplicas });
   await startStorage();
 });
 
