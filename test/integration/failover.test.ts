@@ -1,12 +1,12 @@
 // Two actor hosts; the one that owns a session is killed with SIGKILL; the other takes the
 // session over from the KV and restarts its worker.
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { makeClip } from '../support/clips.ts';
+import { pullersOf } from '../support/pullers.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
@@ -17,17 +17,6 @@ const config = readConfig();
 let services: Services;
 let rtmp: RtmpServer;
 let publisher: Publisher;
-
-/** The parent PIDs of the ffmpeg processes pulling `uri` into the analysis pipes. */
-function pullerParents(uri: string): { pid: number; ppid: number }[] {
-  return execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => line.includes(` -i ${uri} `) && line.includes('pipe:3'))
-    .map((line) => {
-      const [pid, ppid] = line.trim().split(/\s+/).map(Number);
-      return { pid: pid as number, ppid: ppid as number };
-    });
-}
 
 test.before(async () => {
   const dir = join(config.varDir, 'test', 'streams', `failover-${process.pid}`);
@@ -53,14 +42,14 @@ test('kill -9 of the owning host: the other host takes the session over within 1
   assert.is(created.status, 201);
   // Wait for two heartbeats with media, so the record holds a count worth keeping.
   const before = await services.waitForSession(created.body._id, (s) => s.meta.workerState === 'working' && s.meta.mediaSeconds >= 2);
-  const [puller] = pullerParents(uri);
+  const [puller] = pullersOf(uri);
   const owner = services.hosts.find((host) => host.pid === puller?.ppid);
   const survivor = services.hosts.find((host) => host !== owner);
   assert.ok(owner && survivor, 'one host runs the worker');
 
   process.kill(owner!.pid, 'SIGKILL');
   const killedAt = Date.now();
-  await waitUntil('takeover', async () => pullerParents(uri).some((p) => p.ppid === survivor!.pid), 15_000);
+  await waitUntil('takeover', async () => pullersOf(uri).some((p) => p.ppid === survivor!.pid), 15_000);
   const after = await services.waitForSession(before._id, (s) => s.meta.workerState === 'working', 15_000 - (Date.now() - killedAt));
   assert.ok(Date.now() - killedAt <= 15_000, `took ${Date.now() - killedAt} ms`);
   assert.is(after.state, 'active');
@@ -72,7 +61,7 @@ test('kill -9 of the owning host: the other host takes the session over within 1
   const resumed = await services.waitForSession(before._id, (s) => Date.parse(s.meta.healthCheck) > Date.parse(after.meta.healthCheck));
   assert.ok(resumed.meta.mediaSeconds >= before.meta.mediaSeconds, `${resumed.meta.mediaSeconds} >= ${before.meta.mediaSeconds}`);
   // The dead host's ffmpeg loses its reader and exits by itself.
-  await waitUntil('orphaned ffmpeg to exit', async () => !pullerParents(uri).some((p) => p.pid === puller!.pid), 15_000);
+  await waitUntil('orphaned ffmpeg to exit', async () => !pullersOf(uri).some((p) => p.pid === puller!.pid), 15_000);
 });
 
 test.run();
