@@ -3,8 +3,9 @@
 // requests, close it (resolves once the body has delivered the stream's last results). If the
 // thread dies, its streams fail (their workers restart them) and the next stream opened starts
 // a fresh thread. The body's side is stream-thread-body.ts.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { ModelName } from './inference-timer.ts';
+import { startTsWorker } from './ts-worker.ts';
 
 /** What every body says besides the replies of its own streams. */
 export type ControlReply =
@@ -29,13 +30,6 @@ interface OpenStream<Reply> {
   deliver(reply: Reply): void;
   onFailed(error: Error): void;
   closed?: { resolve(): void; reject(error: Error): void };
-}
-
-// A worker thread does not inherit the process's TypeScript loader: it registers it, then
-// loads its body.
-function bootstrap(body: URL): string {
-  return `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-  .then(({ register }) => { register(); return import(${JSON.stringify(body.href)}); })`;
 }
 
 export class StreamThread<Request extends { stream: number }, Reply extends { type: string; stream: number }> {
@@ -102,7 +96,7 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
 
   private thread(): Promise<Worker> {
     this.worker ??= new Promise((resolve, reject) => {
-      const worker = new Worker(bootstrap(this.body), { eval: true, workerData: this.workerData });
+      const worker = startTsWorker(this.body, this.workerData);
       worker.on('message', (reply: Reply | ControlReply) => {
         if (reply.type === 'ready') resolve(worker);
         this.receive(reply);

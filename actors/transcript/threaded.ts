@@ -1,14 +1,10 @@
 // Speech-to-text on a worker thread, shared by every session of the host. If the thread dies,
 // the calls in flight fail and the next call starts a fresh thread.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startTsWorker } from '../models/ts-worker.ts';
 import type { InferenceTimer } from '../models/inference-timer.ts';
 import type { Transcriber } from './moonshine.ts';
 import type { SpeechReply } from './speech-thread.ts';
-
-// A worker thread does not inherit the process's TypeScript loader: it registers it, then
-// loads its body.
-const BOOTSTRAP = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-  .then(({ register }) => { register(); return import(${JSON.stringify(new URL('./speech-thread.ts', import.meta.url).href)}); })`;
 
 interface Pending {
   resolve(text: string): void;
@@ -57,7 +53,7 @@ export class ThreadedSpeechToText implements Transcriber {
 
   private thread(): Promise<Worker> {
     this.worker ??= new Promise((resolve, reject) => {
-      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: { modelsDir: this.modelsDir } });
+      const worker = startTsWorker(new URL('./speech-thread.ts', import.meta.url), { modelsDir: this.modelsDir });
       worker.on('message', (message: SpeechReply | { ready: true }) => {
         if ('ready' in message) return resolve(worker);
         const call = this.pending.get(message.id);
