@@ -13,6 +13,7 @@ import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
 import type { Transcriber } from '../transcript/moonshine.ts';
 import { TranscriptQueue } from '../transcript/queue.ts';
+import { Utterances } from './utterances.ts';
 import type { FaceStream, FaceThread } from '../face/threaded.ts';
 import type { VoiceStream, VoiceThread } from '../voice/threaded.ts';
 
@@ -70,6 +71,7 @@ export class StreamWorker implements Child {
   private ingest?: Ingest;
   private mediaSeconds = 0;
   private readonly transcripts: TranscriptQueue;
+  private readonly utterances = new Utterances();
 
   constructor(private readonly options: WorkerOptions) {
     const { session, rows, log } = options;
@@ -77,7 +79,7 @@ export class StreamWorker implements Child {
       session,
       limit: options.resources.pull.transcriptQueueLimit,
       stt: options.resources.speechToText,
-      onRow: (row) => rows.publish(session, 'speech', [row], Math.round(row.start * 1000)),
+      onRow: (row) => rows.publish(session, 'speech', [this.utterances.transcribed(row)], Math.round(row.start * 1000)),
       onDropped: (total) => {
         options.resources.metrics?.speechSegmentDropped();
         log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind');
@@ -184,7 +186,10 @@ export class StreamWorker implements Child {
       // audio's clock starts with that first sample, as the frames' clock starts with theirs.
       voice ??= resources.voice.open(session, sinceStart(receivedAt - (chunk.length / AUDIO_BYTES_PER_SECOND) * 1000), {
         onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
-        onSegment: (segment) => this.transcripts.push(segment),
+        onSegment: (segment) => {
+          this.utterances.heard(segment);
+          this.transcripts.push(segment);
+        },
         onShed: (seconds) => {
           metrics?.audioShed(seconds);
           log.warn({ session, seconds }, 'voice analysis behind: oldest audio skipped');

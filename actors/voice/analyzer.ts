@@ -4,18 +4,21 @@
 // (VoiceStreams) takes a step from every stream that has one, runs the model once for all of
 // them, and hands each its probability back.
 import type { AudioSecond } from '../../bus/contracts/rows.ts';
+import { pauseRatio, pitchVariability, semitones } from '../../bus/prosody.ts';
 import { AudioHistory } from './history.ts';
 import { dbfsFromPower, sumOfSquares } from './level.ts';
 import { S16Decoder, SAMPLE_RATE } from './pcm.ts';
 import { PitchTracker } from './pitch.ts';
 import { SampleQueue } from './sample-queue.ts';
-import { DEFAULT_SEGMENTER, SpeechSegmenter } from './segmenter.ts';
+import { DEFAULT_SEGMENTER, SpeechSegmenter, type SampleSpan } from './segmenter.ts';
 import { VAD_STEP, VadStream } from './vad.ts';
 
 /** A stretch of speech; start and end in seconds since the session's start. */
 export interface SpeechAudio {
   start: number;
   end: number;
+  /** Seconds of it the VAD judged as speech. */
+  speech: number;
   samples: Float32Array;
 }
 
@@ -41,12 +44,18 @@ class SecondTotals {
   frames = 0;
   voicedFrames = 0;
   voicedHz = 0;
+  semitoneSum = 0;
+  semitoneSquares = 0;
   vadSteps = 0;
   speechSteps = 0;
+  /** Samples where the first speech step of the second starts and the last one ends. */
+  speechStart = 0;
+  speechEnd = 0;
 
   reset(second: number): void {
     this.second = second;
-    this.samples = this.squares = this.frames = this.voicedFrames = this.voicedHz = this.vadSteps = this.speechSteps = 0;
+    this.samples = this.squares = this.frames = this.voicedFrames = this.voicedHz = 0;
+    this.semitoneSum = this.semitoneSquares = this.vadSteps = this.speechSteps = this.speechStart = this.speechEnd = 0;
   }
 }
 
@@ -93,8 +102,11 @@ export class VoiceAnalyzer {
     const hz = this.pitch.frequency(this.frame, (olderSquares + stepSquares) / FRAME);
     totals.frames++;
     if (hz > 0) {
+      const tone = semitones(hz);
       totals.voicedFrames++;
       totals.voicedHz += hz;
+      totals.semitoneSum += tone;
+      totals.semitoneSquares += tone * tone;
     }
     this.vad.load(step);
     return this.vad;
@@ -104,12 +116,16 @@ export class VoiceAnalyzer {
   endStep(probability: number): void {
     const start = this.consumed;
     const end = start + STEP;
-    this.totals.vadSteps++;
-    if (probability >= SPEECH_PROBABILITY) this.totals.speechSteps++;
+    const totals = this.totals;
+    totals.vadSteps++;
+    if (probability >= SPEECH_PROBABILITY) {
+      if (totals.speechSteps++ === 0) totals.speechStart = start;
+      totals.speechEnd = end;
+    }
     const span = this.segmenter.step(probability, start, end);
     this.frame.copyWithin(0, STEP);
     this.consumed = end;
-    if (span) this.emitSegment(span.start, span.end);
+    if (span) this.emitSegment(span);
   }
 
   /**
@@ -121,7 +137,7 @@ export class VoiceAnalyzer {
     const dropped = this.queue.drop(Math.max(0, this.queue.length - keep));
     if (dropped === 0) return 0;
     const span = this.segmenter.finish(this.consumed);
-    if (span) this.emitSegment(span.start, span.end);
+    if (span) this.emitSegment(span);
     this.consumed += dropped;
     this.history.skip(dropped);
     // The pitch frame would join samples on either side of the gap.
@@ -145,7 +161,7 @@ export class VoiceAnalyzer {
     if (this.totals.samples > 0) this.emitSecond();
     this.totals.reset(-1);
     const span = this.segmenter.finish(this.consumed);
-    if (span) this.emitSegment(span.start, span.end);
+    if (span) this.emitSegment(span);
   }
   /** Makes the totals those of the second holding sample `end - 1`, reporting the previous one. */
   private enterSecond(end: number): void {
@@ -157,22 +173,39 @@ export class VoiceAnalyzer {
 
   private emitSecond(): void {
     const t = this.totals;
-    this.options.onSecond({
+    const row: AudioSecond = {
       session: this.options.session,
       second: t.second,
       frequency: t.voicedFrames > 0 ? t.voicedHz / t.voicedFrames : 0,
       intensity: dbfsFromPower(t.squares / t.samples),
       voiced: t.frames > 0 ? t.voicedFrames / t.frames : 0,
       speech: t.vadSteps > 0 ? t.speechSteps / t.vadSteps : 0,
+      voicedFrames: t.voicedFrames,
+      semitoneSum: t.semitoneSum,
+      semitoneSquares: t.semitoneSquares,
+      speechSeconds: (t.speechSteps * STEP) / SAMPLE_RATE,
+    };
+    const variability = pitchVariability(t.voicedFrames, t.semitoneSum, t.semitoneSquares);
+    if (variability !== undefined) row.pitchVariability = variability;
+    if (t.speechSteps > 0) {
+      row.speechStart = this.secondsOf(t.speechStart);
+      row.speechEnd = this.secondsOf(t.speechEnd);
+      row.pauseRatio = pauseRatio(row.speechSeconds!, row.speechStart, row.speechEnd);
+    }
+    this.options.onSecond(row);
+  }
+
+  private emitSegment(span: SampleSpan): void {
+    this.options.onSegment({
+      start: this.secondsOf(span.start),
+      end: this.secondsOf(span.end),
+      speech: span.speech / SAMPLE_RATE,
+      samples: this.history.copy(span.start, span.end),
     });
   }
 
-  private emitSegment(start: number, end: number): void {
-    const offset = this.options.startOffset;
-    this.options.onSegment({
-      start: offset + start / SAMPLE_RATE,
-      end: offset + end / SAMPLE_RATE,
-      samples: this.history.copy(start, end),
-    });
+  /** Seconds since the session's start of sample `index` of the stream. */
+  private secondsOf(index: number): number {
+    return this.options.startOffset + index / SAMPLE_RATE;
   }
 }

@@ -27,10 +27,11 @@ export const DEFAULT_SEGMENTER: SegmenterOptions = {
   padding: 0.1 * SAMPLE_RATE,
 };
 
-/** Samples [start, end). */
+/** Samples [start, end), of which `speech` were in steps at or above the start threshold. */
 export interface SampleSpan {
   start: number;
   end: number;
+  speech: number;
 }
 
 export class SpeechSegmenter {
@@ -38,6 +39,7 @@ export class SpeechSegmenter {
   private start = 0;
   private lastSpeech = 0;
   private previousEnd = 0;
+  private speech = 0;
 
   constructor(private readonly options: SegmenterOptions = DEFAULT_SEGMENTER) {}
 
@@ -49,8 +51,10 @@ export class SpeechSegmenter {
       this.speaking = true;
       this.start = Math.max(this.previousEnd, start - padding);
       this.lastSpeech = end;
+      this.speech = end - start;
       return undefined;
     }
+    if (probability >= startThreshold) this.speech += end - start;
     if (probability >= endThreshold) this.lastSpeech = end;
     else if (end - this.lastSpeech >= endSilence) return this.close(end);
     if (end - this.start >= maxLength) {
@@ -74,6 +78,8 @@ export class SpeechSegmenter {
 
   private emit(start: number, end: number): SampleSpan {
     this.previousEnd = end;
-    return { start, end };
+    const span = { start, end, speech: this.speech };
+    this.speech = 0;
+    return span;
   }
 }

@@ -33,6 +33,21 @@ export const AudioSecond = Type.Object({
   voiced: Probability,
   /** Share of VAD steps in the second judged as speech. */
   speech: Probability,
+  // Prosody. Optional so rows of publishers older than these fields are still stored.
+  /** Voiced pitch frames in the second. */
+  voicedFrames: Type.Optional(Count16(0)),
+  /** Sum, and sum of squares, of the voiced frames' pitch in semitones (bus/prosody.ts). */
+  semitoneSum: Type.Optional(Type.Number()),
+  semitoneSquares: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Standard deviation of those semitones; absent under two voiced frames. */
+  pitchVariability: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Seconds of the VAD steps ending in the second that were judged as speech (32 ms each). */
+  speechSeconds: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Start of the first and end of the last of those steps, seconds since the session's start; absent without speech. */
+  speechStart: Type.Optional(Type.Number({ minimum: 0 })),
+  speechEnd: Type.Optional(Type.Number({ minimum: 0 })),
+  /** 1 - speechSeconds / (speechEnd - speechStart); absent without speech. */
+  pauseRatio: Type.Optional(Probability),
 });
 export type AudioSecond = Static<typeof AudioSecond>;
 
@@ -71,6 +86,12 @@ export const SpeechSegment = Type.Object({
   neutral: Probability,
   negative: Probability,
   compound: Type.Number({ minimum: -1, maximum: 1 }),
+  /** Words of the text (bus/words.ts). */
+  words: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Seconds of the utterance the VAD judged as speech. */
+  speechSeconds: Type.Optional(Type.Number({ minimum: 0 })),
+  /** 60 * words / speechSeconds; absent when the VAD heard no speech in it. */
+  speakingRate: Type.Optional(Type.Number({ minimum: 0 })),
 });
 export type SpeechSegment = Static<typeof SpeechSegment>;
 

@@ -15,7 +15,7 @@ const SESSION = '0123456789abcdef01234567';
 async function phrases(): Promise<SpeechAudio[]> {
   const samples = pcmToFloat(await jfkPcm());
   const cuts: Array<[number, number]> = [[0.2, 2.3], [3.1, 4.4], [5.3, 7.9], [8.0, 11.0]];
-  return cuts.map(([start, end]) => ({ start: 60 + start, end: 60 + end, samples: samples.slice(start * 16000, end * 16000) }));
+  return cuts.map(([start, end]) => ({ start: 60 + start, end: 60 + end, speech: end - start, samples: samples.slice(start * 16000, end * 16000) }));
 }
 
 function collect(limit: number, stt: SpeechToText) {
@@ -44,7 +44,7 @@ test('close transcribes everything waiting; silence gives no row', async () => {
   const [first, , third] = await phrases();
   const { queue, rows, drops } = collect(8, stt);
   queue.push(first!);
-  queue.push({ start: 63, end: 65, samples: new Float32Array(2 * 16000) });
+  queue.push({ start: 63, end: 65, speech: 0, samples: new Float32Array(2 * 16000) });
   queue.push(third!);
   await queue.close();
   assert.equal(drops, []);

@@ -55,7 +55,12 @@ test('a 220 Hz tone reads 220 Hz, voiced, every second', async () => {
 test('silence is unvoiced, not speech, and at the level floor', async () => {
   const { rows, segments } = await analyse([Buffer.alloc(2 * 16000 * 2)]);
   assert.is(rows.length, 2);
-  for (const row of rows) assert.equal({ ...row }, { session: SESSION, second: row.second, frequency: 0, intensity: SILENCE_DBFS, voiced: 0, speech: 0 });
+  for (const row of rows) {
+    assert.equal({ ...row }, {
+      session: SESSION, second: row.second, frequency: 0, intensity: SILENCE_DBFS, voiced: 0, speech: 0,
+      voicedFrames: 0, semitoneSum: 0, semitoneSquares: 0, speechSeconds: 0,
+    });
+  }
   assert.is(segments.length, 0);
 });
 

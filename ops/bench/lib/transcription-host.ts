@@ -58,7 +58,7 @@ async function runLevel(stt: SpeechToText, request: LevelRequest): Promise<Level
       await sleep(Math.max(0, clock - performance.now()));
       const samples = clip.subarray(0); // a view of its own, to tell the segments apart
       pushedAt.set(samples, performance.now());
-      queue.push({ start: 0, end: samples.length / SAMPLE_RATE, samples });
+      queue.push({ start: 0, end: samples.length / SAMPLE_RATE, speech: samples.length / SAMPLE_RATE, samples });
     }
     await queue.close();
   };
