@@ -68,6 +68,22 @@ export const MIGRATIONS: Migration[] = [
         SELECT session, minState(time), maxState(time), countState(), day FROM ${db}.custom_events GROUP BY session, day`,
     ],
   },
+  {
+    // Voice prosody: per second, the sums an interval's pitch variability and pause ratio are
+    // made of, so they are exact for any interval; per segment, its words for the speaking
+    // rate. Rows from before read zeros: no voiced frame, no speech, no words.
+    id: 3,
+    statements: (db) => [
+      `ALTER TABLE ${db}.audio_seconds
+        ADD COLUMN voiced_frames UInt16,
+        ADD COLUMN semitone_sum Float64,
+        ADD COLUMN semitone_squares Float64,
+        ADD COLUMN speech_seconds Float64,
+        ADD COLUMN speech_start Float64,
+        ADD COLUMN speech_end Float64`,
+      `ALTER TABLE ${db}.speech_segments ADD COLUMN words UInt32`,
+    ],
+  },
 ];
 
 /** Creates the database and brings the schema up to date; safe to run from several hosts at once. */

@@ -3,13 +3,30 @@ import { EMOTION_KEYS, type AudioSecond, type CustomEvent, type FaceSecond, type
 import { sessionDay } from '../bus/ids.ts';
 import type { RowKind } from '../bus/subjects.ts';
 import type { SessionIndexRow } from '../bus/contracts/rows.ts';
+import { countWords } from '../bus/words.ts';
 
 export type Columns = Record<string, string | number | null>;
 
 const toColumns: { [K in RowKind]: { table: string; columns(row: never): Columns } } = {
   audio: {
     table: 'audio_seconds',
-    columns: (row: AudioSecond) => ({ ...row, day: sessionDay(row.session) }),
+    // The per-second pitch variability and pause ratio are left out: the sums make them, for a
+    // second as for any interval.
+    columns: (row: AudioSecond) => ({
+      session: row.session,
+      second: row.second,
+      frequency: row.frequency,
+      intensity: row.intensity,
+      voiced: row.voiced,
+      speech: row.speech,
+      voiced_frames: row.voicedFrames ?? 0,
+      semitone_sum: row.semitoneSum ?? 0,
+      semitone_squares: row.semitoneSquares ?? 0,
+      speech_seconds: row.speechSeconds ?? 0,
+      speech_start: row.speechStart ?? 0,
+      speech_end: row.speechEnd ?? 0,
+      day: sessionDay(row.session),
+    }),
   },
   video: {
     table: 'video_seconds',
@@ -38,6 +55,7 @@ const toColumns: { [K in RowKind]: { table: string; columns(row: never): Columns
       neutral: row.neutral,
       negative: row.negative,
       compound: row.compound,
+      words: countWords(row.text),
       day: sessionDay(row.session),
     }),
   },

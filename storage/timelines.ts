@@ -9,6 +9,8 @@ import type {
 } from '../bus/contracts/results.ts';
 import { queryRows } from './clickhouse.ts';
 import { sessionDay } from '../bus/ids.ts';
+import { pauseRatio, pitchVariability, speakingRate } from '../bus/prosody.ts';
+import { wordsPerInterval } from './speaking-rate.ts';
 import { sql } from './sql.ts';
 
 export interface Window {
@@ -43,22 +45,63 @@ function secondsFilter(window: Window): string {
   return `${sessionFilter(window.session)} AND ${sql`second >= ${window.start} AND second < ${window.end}`}`;
 }
 
+interface AudioAggregates {
+  bucket: number;
+  frequency: number;
+  intensity: number;
+  pitch_frames: number;
+  tone_sum: number;
+  tone_squares: number;
+  speech_total: number;
+  first_speech: number;
+  last_speech: number;
+}
+
 export async function audioFeatures(client: ClickHouseClient, window: Window): Promise<AudioFeaturesEntry[]> {
-  const rows = await queryRows<{ bucket: number; frequency: number; intensity: number }>(
-    client,
-    `SELECT ${bucketExpression('second', window)} AS bucket,
-       if(countIf(frequency > 0) = 0, 0, avgIf(frequency, frequency > 0)) AS frequency,
-       10 * log10(avg(pow(10, intensity / 10))) AS intensity
-     FROM audio_seconds FINAL
-     WHERE ${secondsFilter(window)}
-     GROUP BY bucket
-     ORDER BY bucket`,
+  const [rows, segments] = await Promise.all([
+    queryRows<AudioAggregates>(
+      client,
+      `SELECT ${bucketExpression('second', window)} AS bucket,
+         if(countIf(frequency > 0) = 0, 0, avgIf(frequency, frequency > 0)) AS frequency,
+         10 * log10(avg(pow(10, intensity / 10))) AS intensity,
+         sum(voiced_frames) AS pitch_frames, sum(semitone_sum) AS tone_sum, sum(semitone_squares) AS tone_squares,
+         sum(speech_seconds) AS speech_total,
+         minIf(speech_start, speech_seconds > 0) AS first_speech, maxIf(speech_end, speech_seconds > 0) AS last_speech
+       FROM audio_seconds FINAL
+       WHERE ${secondsFilter(window)}
+       GROUP BY bucket
+       ORDER BY bucket`,
+    ),
+    queryRows<{ start_ms: number; end_ms: number; words: number }>(
+      client,
+      `SELECT start_ms, end_ms, words
+       FROM speech_segments FINAL
+       WHERE ${sessionFilter(window.session)} AND ${sql`start_ms < ${Math.round(window.end * 1000)}
+         AND end_ms > ${Math.round(window.start * 1000)}`}`,
+    ),
+  ]);
+  const words = wordsPerInterval(
+    segments.map((row) => ({ start: Number(row.start_ms) / 1000, end: Number(row.end_ms) / 1000, words: Number(row.words) })),
+    window,
   );
-  return rows.map((row) => ({
+  return rows.map((row) => audioEntry(window, row, words.get(Number(row.bucket))));
+}
+
+/** An interval's entry; `words`: the transcript's words in it, undefined when no segment overlaps it. */
+function audioEntry(window: Window, row: AudioAggregates, words: number | undefined): AudioFeaturesEntry {
+  const entry: AudioFeaturesEntry = {
     ...intervalOf(window, Number(row.bucket)),
     frequency: round(finite(row.frequency), 2),
     intensity: round(finite(row.intensity), 2),
-  }));
+  };
+  const speech = Number(row.speech_total);
+  const variability = pitchVariability(Number(row.pitch_frames), Number(row.tone_sum), Number(row.tone_squares));
+  const rate = words === undefined ? undefined : speakingRate(words, speech);
+  const pauses = pauseRatio(speech, Number(row.first_speech), Number(row.last_speech));
+  if (variability !== undefined) entry.pitchVariability = round(variability, 2);
+  if (rate !== undefined) entry.speakingRate = round(rate, 1);
+  if (pauses !== undefined) entry.pauseRatio = round(pauses, 4);
+  return entry;
 }
 
 type EmotionAggregates = { bucket: number; faces: number; faceSeconds: number } & Record<

@@ -49,6 +49,13 @@ export const AudioFeaturesEntry = Type.Object({
   end: Type.Number(),
   frequency: Decimal,
   intensity: Decimal,
+  // Voice prosody, each absent when the interval does not define it (README, "Metrics").
+  /** Standard deviation of the voiced pitch, in semitones. */
+  pitchVariability: Type.Optional(Decimal),
+  /** Words per minute of speech. */
+  speakingRate: Type.Optional(Decimal),
+  /** Share of the time from the first speech to the last that is not speech. */
+  pauseRatio: Type.Optional(Decimal),
 });
 export type AudioFeaturesEntry = Static<typeof AudioFeaturesEntry>;
 

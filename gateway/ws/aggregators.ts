@@ -12,6 +12,7 @@ import {
   type EmotionKey,
 } from '../../bus/contracts/rows.ts';
 import type { PublicEvent } from '../../bus/contracts/events.ts';
+import { pauseRatio, pitchVariability } from '../../bus/prosody.ts';
 import type { Channel } from './protocol.ts';
 
 export interface Aggregator {
@@ -130,7 +131,9 @@ export class EmotionIntensities implements Aggregator {
 
 /**
  * As the audio features timeline: frequency is the mean over voiced seconds (0 if none),
- * intensity the power mean of the seconds' levels, in dBFS.
+ * intensity the power mean of the seconds' levels, in dBFS; pitch variability and pause ratio
+ * from the period's sums, absent when it does not define them. The speaking rate needs the
+ * transcript, which comes later: it is on the transcription channel's segments.
  */
 export class AudioFeatures implements Aggregator {
   readonly full = false;
@@ -138,6 +141,12 @@ export class AudioFeatures implements Aggregator {
   private voicedSeconds = 0;
   private frequencySum = 0;
   private powerSum = 0;
+  private voicedFrames = 0;
+  private semitoneSum = 0;
+  private semitoneSquares = 0;
+  private speechSeconds = 0;
+  private speechStart = Infinity;
+  private speechEnd = -Infinity;
   private readonly span = new SecondsSpan();
 
   add(rows: unknown): void {
@@ -148,6 +157,14 @@ export class AudioFeatures implements Aggregator {
         this.frequencySum += row.frequency;
       }
       this.powerSum += 10 ** (row.intensity / 10);
+      this.voicedFrames += row.voicedFrames ?? 0;
+      this.semitoneSum += row.semitoneSum ?? 0;
+      this.semitoneSquares += row.semitoneSquares ?? 0;
+      if (row.speechSeconds && row.speechStart !== undefined && row.speechEnd !== undefined) {
+        this.speechSeconds += row.speechSeconds;
+        this.speechStart = Math.min(this.speechStart, row.speechStart);
+        this.speechEnd = Math.max(this.speechEnd, row.speechEnd);
+      }
       this.span.include(row.second);
     }
   }
@@ -155,6 +172,8 @@ export class AudioFeatures implements Aggregator {
   flush(): object | undefined {
     if (!this.seconds) return undefined;
     const power = this.powerSum / this.seconds;
+    const variability = pitchVariability(this.voicedFrames, this.semitoneSum, this.semitoneSquares);
+    const pauses = pauseRatio(this.speechSeconds, this.speechStart, this.speechEnd);
     const payload = {
       ...this.span.take(),
       seconds: this.seconds,
@@ -162,8 +181,14 @@ export class AudioFeatures implements Aggregator {
       frequency: this.voicedSeconds ? round(this.frequencySum / this.voicedSeconds, 2) : 0,
       // The analysis reports digital silence as -100 dBFS; the same floor keeps the mean finite.
       intensity: round(Math.max(SILENCE_FLOOR_DBFS, 10 * Math.log10(power)), 2),
+      speechSeconds: round(this.speechSeconds, 3),
+      ...(variability === undefined ? {} : { pitchVariability: round(variability, 2) }),
+      ...(pauses === undefined ? {} : { pauseRatio: round(pauses, 4) }),
     };
     this.seconds = this.voicedSeconds = this.frequencySum = this.powerSum = 0;
+    this.voicedFrames = this.semitoneSum = this.semitoneSquares = this.speechSeconds = 0;
+    this.speechStart = Infinity;
+    this.speechEnd = -Infinity;
     return payload;
   }
 }

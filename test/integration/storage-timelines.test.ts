@@ -49,17 +49,28 @@ test.before(async () => {
   ]);
   // A batch written twice (a redelivery) must not count twice.
   await insert('face', [face(0, 1, 'exaltation', 0.9)]);
+  // Prosody sums: semitones 0, 2 at 20; 4, 6 at 22; 8 at 23. Speech 20.2-20.9 (0.5 s of it),
+  // 22.0-22.8 (0.6 s), 23.1-23.5 (0.4 s).
+  const tones = (values: number[]) => ({
+    voicedFrames: values.length, semitoneSum: values.reduce((a, b) => a + b, 0), semitoneSquares: values.reduce((a, b) => a + b * b, 0),
+  });
+  const speaking = (seconds: number, start: number, end: number) => ({ speechSeconds: seconds, speechStart: start, speechEnd: end });
   await insert('audio', [
-    { session, second: 20, frequency: 200, intensity: -20, voiced: 1, speech: 1 },
-    { session, second: 21, frequency: 0, intensity: -100, voiced: 0, speech: 0 },
-    { session, second: 22, frequency: 400, intensity: -20, voiced: 1, speech: 1 },
-    { session, second: 23, frequency: 300, intensity: -30, voiced: 1, speech: 1 },
+    { session, second: 20, frequency: 200, intensity: -20, voiced: 1, speech: 1, ...tones([0, 2]), ...speaking(0.5, 20.2, 20.9) },
+    { session, second: 21, frequency: 0, intensity: -100, voiced: 0, speech: 0, ...tones([]), speechSeconds: 0 },
+    { session, second: 22, frequency: 400, intensity: -20, voiced: 1, speech: 1, ...tones([4, 6]), ...speaking(0.6, 22.0, 22.8) },
+    { session, second: 23, frequency: 300, intensity: -30, voiced: 1, speech: 1, ...tones([8]), ...speaking(0.4, 23.1, 23.5) },
+    // A row of an older publisher, without prosody: it adds nothing to the sums.
     { session, second: 24, frequency: 0, intensity: -100, voiced: 0, speech: 0 },
   ]);
   const segment = (start: number, positive: number, negative: number) => ({
     session, start, end: start + 1.5, text: 'words', positive, neutral: 1 - positive - negative, negative, compound: positive - negative,
   });
-  await insert('speech', [segment(1.2, 0.6, 0), segment(3.9, 0.2, 0.2), segment(12.5, 0, 0.5)]);
+  await insert('speech', [
+    segment(1.2, 0.6, 0), segment(3.9, 0.2, 0.2), segment(12.5, 0, 0.5),
+    // Nine words over 20.5-23.5.
+    { ...segment(20.5, 0, 0), end: 23.5, text: 'One, two, three - four five six seven eight nine.' },
+  ]);
 });
 
 test.after(async () => {
@@ -108,6 +119,24 @@ test('audio: frequency over voiced seconds, intensity as a power mean, silent in
   // Power mean of -20, -100, -20, -30, -100 dBFS.
   const expected = 10 * Math.log10((2 * 10 ** -2 + 10 ** -3 + 2 * 10 ** -10) / 5);
   assert.ok(Math.abs(entry!.intensity - expected) < 0.01, `${entry!.intensity} vs ${expected}`);
+});
+
+test('audio prosody: exact from the seconds\' sums, words shared by overlap, absent where undefined', async () => {
+  const [entry] = await audioFeatures(clickhouse, { session, granularity: 5, start: 0, end: 40 });
+  // Semitones 0, 2, 4, 6, 8: deviation sqrt(8), not the mean of the seconds' deviations (1).
+  assert.is(entry!.pitchVariability, 2.83);
+  // 1.5 s of speech from 20.2 to 23.5; nine words over it.
+  assert.is(entry!.pauseRatio, Math.round(10000 * (1 - 1.5 / 3.3)) / 10000);
+  assert.is(entry!.speakingRate, 360);
+  // From 22: semitones 4, 6, 8; speech 1.0 s from 22.0 to 23.5; half the segment (4.5 words) lies in it.
+  const [later] = await audioFeatures(clickhouse, { session, granularity: 5, start: 22, end: 40 });
+  assert.equal([later!.start, later!.end, later!.pitchVariability, later!.pauseRatio, later!.speakingRate], [22, 27, 1.63, 0.3333, 270]);
+  // Second 21 alone: no voiced frame, no speech, a segment over it: nothing defined.
+  const [quiet] = await audioFeatures(clickhouse, { session, granularity: 5, start: 21, end: 22 });
+  assert.equal(quiet, { start: 21, end: 22, frequency: 0, intensity: -100 });
+  // Second 23 alone: one voiced frame, speech with no pause, the segment's last half second (1.5 words in 0.4 s).
+  const [one] = await audioFeatures(clickhouse, { session, granularity: 5, start: 23, end: 24 });
+  assert.equal([one!.pitchVariability, one!.pauseRatio, one!.speakingRate], [undefined, 0, 225]);
 });
 
 test('sentiment: segments counted where they start, scores averaged', async () => {

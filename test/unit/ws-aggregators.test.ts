@@ -59,7 +59,30 @@ test('audio features: mean frequency over voiced seconds, intensity as a power m
   assert.ok(payload.intensity > -22 && payload.intensity < -21, 'louder seconds dominate a power mean');
 
   features.add([audio(3, 0, -100)]);
-  assert.equal(features.flush(), { from: 3, to: 4, seconds: 1, voicedSeconds: 0, frequency: 0, intensity: -100 });
+  assert.equal(features.flush(), { from: 3, to: 4, seconds: 1, voicedSeconds: 0, frequency: 0, intensity: -100, speechSeconds: 0 });
+});
+
+test('audio features: pitch variability and pause ratio from the period\'s sums, absent where undefined', () => {
+  const features = createAggregator('session_audio_features');
+  // Semitones 0, 2 in second 7 and 4, 6 in second 8: deviation sqrt(5) over both, 1 in each.
+  const prosody = (second: number, tones: number[], speech?: [number, number, number]): AudioSecond => ({
+    ...audio(second, 150, -20),
+    voicedFrames: tones.length,
+    semitoneSum: tones.reduce((a, b) => a + b, 0),
+    semitoneSquares: tones.reduce((a, b) => a + b * b, 0),
+    speechSeconds: speech?.[0] ?? 0,
+    ...(speech ? { speechStart: speech[1], speechEnd: speech[2] } : {}),
+  });
+  features.add([prosody(7, [0, 2], [0.4, 7.2, 7.8]), prosody(8, [4, 6], [0.5, 8.0, 8.9])]);
+  const payload = features.flush() as any;
+  assert.is(payload.pitchVariability, Math.round(100 * Math.sqrt(5)) / 100);
+  // 0.9 s of speech from 7.2 to 8.9.
+  assert.is(payload.pauseRatio, Math.round(10000 * (1 - 0.9 / 1.7)) / 10000);
+  assert.is(payload.speechSeconds, 0.9);
+  // Rows of older publishers carry no sums: nothing to say about either.
+  features.add([audio(9, 150, -20), prosody(10, [3])]);
+  const bare = features.flush() as any;
+  assert.ok(!('pitchVariability' in bare) && !('pauseRatio' in bare), JSON.stringify(bare));
 });
 
 test('transcription and custom events: items in arrival order, without internal fields', () => {
