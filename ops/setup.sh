@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Installs what the service and its tests need, and is quick when it is all there:
-# Debian packages (as root, via apt-get) and the npm dependencies. Sourced by start.sh and test.sh.
+# Debian packages (as root, via apt-get) and the npm dependencies. Run by start.sh (no flag),
+# cluster.sh (--cluster: adds ZooKeeper) and test.sh (--test: everything the tests use).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(nats-server clickhouse-server clickhouse-client ffmpeg gcc libc6-dev)
+if [[ "${1:-}" == "--cluster" || "${1:-}" == "--test" ]]; then
+  # ZooKeeper coordinates a ClickHouse cluster (`npm run cluster`, and the tests' cluster); its
+  # package brings the Java runtime it runs on.
+  packages+=(zookeeper)
+fi
 if [[ "${1:-}" == "--test" ]]; then
   # Local stream servers and speech synthesis for the integration tests and benchmarks; a
   # browser for the dashboard's test.

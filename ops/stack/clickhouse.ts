@@ -8,6 +8,21 @@ export interface ClickHouseOptions {
   dir: string;
   httpPort: number;
   tcpPort: number;
+  /** Makes it one node of a replicated, sharded cluster; absent, a server on its own. */
+  cluster?: ClusterMembership;
+}
+
+export interface ClusterMembership {
+  /** The name in remote_servers that `ON CLUSTER` and Distributed tables use. */
+  name: string;
+  /** Each shard's replicas, by native (TCP) port, all on loopback. */
+  shards: number[][];
+  /** This node's place: the {shard} and {replica} macros of the replicated tables' paths. */
+  shard: string;
+  replica: string;
+  /** Where replicas fetch parts from this node. */
+  interserverPort: number;
+  zookeeper: { host: string; port: number };
 }
 
 export async function startClickHouse(options: ClickHouseOptions): Promise<Service & { url: string }> {
@@ -54,7 +69,37 @@ function serverConfig(options: ClickHouseOptions, data: string): string {
   <mark_cache_size>536870912</mark_cache_size>
   <max_concurrent_queries>200</max_concurrent_queries>
   <timezone>UTC</timezone>
-</yandex>
+${options.cluster ? clusterConfig(options.cluster) : ''}</yandex>
+`;
+}
+
+// internal_replication: a Distributed table writes each row to one replica of its shard and
+// the Replicated table copies it to the others (writing to both would store it twice).
+function clusterConfig(cluster: ClusterMembership): string {
+  const shards = cluster.shards.map((ports) => `      <shard>
+        <internal_replication>true</internal_replication>
+${ports.map((port) => `        <replica><host>127.0.0.1</host><port>${port}</port></replica>`).join('\n')}
+      </shard>`).join('\n');
+  return `  <interserver_http_host>127.0.0.1</interserver_http_host>
+  <interserver_http_port>${cluster.interserverPort}</interserver_http_port>
+  <remote_servers>
+    <${cluster.name}>
+${shards}
+    </${cluster.name}>
+  </remote_servers>
+  <macros>
+    <shard>${cluster.shard}</shard>
+    <replica>${cluster.replica}</replica>
+  </macros>
+  <zookeeper>
+    <node><host>${cluster.zookeeper.host}</host><port>${cluster.zookeeper.port}</port></node>
+    <!-- A killed node's session, which marks its replicas active, lapses this soon; until then
+         the node started again waits to take its replicas back (30 s by default). -->
+    <session_timeout_ms>10000</session_timeout_ms>
+  </zookeeper>
+  <distributed_ddl>
+    <path>/clickhouse/task_queue/ddl</path>
+  </distributed_ddl>
 `;
 }
 

@@ -1,0 +1,67 @@
+// One ZooKeeper server (Debian's `zookeeper` package) on loopback, started without systemd:
+// java on the package's jar, whose manifest names every library it needs, with a generated
+// zoo.cfg. Data and logs under the given folder. Enough for a ClickHouse cluster on one machine.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { startService, waitUntil, type Service } from './process.ts';
+
+const JARS = ['/usr/share/java/zookeeper.jar', '/usr/share/java/slf4j-simple.jar'];
+const MAIN = 'org.apache.zookeeper.server.quorum.QuorumPeerMain';
+
+export interface ZooKeeperOptions {
+  dir: string;
+  port: number;
+}
+
+export interface ZooKeeper extends Service {
+  host: string;
+  port: number;
+}
+
+export async function startZooKeeper(options: ZooKeeperOptions): Promise<ZooKeeper> {
+  const data = join(options.dir, 'data');
+  mkdirSync(data, { recursive: true });
+  const configFile = join(options.dir, 'zoo.cfg');
+  writeFileSync(configFile, zooConfig(options.port, data));
+  // One JVM per test run: a small heap is plenty for a few thousand znodes.
+  const service = startService('zookeeper', 'java', ['-Xmx256m', '-cp', JARS.join(':'), MAIN, configFile], {
+    logFile: join(options.dir, 'zookeeper.log'),
+    cwd: options.dir,
+  });
+  await Promise.race([
+    waitUntil('zookeeper', () => answers(options.port, 'ruok', 'imok'), 60_000),
+    service.exited.then((code) => {
+      throw new Error(`zookeeper exited with code ${code}:\n${service.output()}`);
+    }),
+  ]);
+  return { ...service, host: '127.0.0.1', port: options.port };
+}
+
+function zooConfig(port: number, data: string): string {
+  return [
+    'tickTime=2000',
+    `dataDir=${data}`,
+    `clientPort=${port}`,
+    'clientPortAddress=127.0.0.1',
+    // The admin web server would take port 8080, the gateway's.
+    'admin.enableServer=false',
+    // Four-letter words are off by default since 3.5; ruok tells readiness.
+    '4lw.commands.whitelist=ruok,srvr,mntr',
+    'autopurge.purgeInterval=1',
+    '',
+  ].join('\n');
+}
+
+/** Sends a four-letter word and checks the reply starts with `expected`. */
+export function answers(port: number, word: string, expected: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    let reply = '';
+    socket.setTimeout(2000, () => socket.destroy());
+    socket.once('connect', () => socket.write(word));
+    socket.on('data', (chunk) => (reply += chunk.toString()));
+    socket.once('close', () => resolve(reply.startsWith(expected)));
+    socket.once('error', () => resolve(false));
+  });
+}
