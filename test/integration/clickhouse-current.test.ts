@@ -105,6 +105,8 @@ test.before(async () => {
   const seconds = Array.from({ length: 120 }, (_, second) => second);
   await insertRows('audio', seconds.map((second): AudioSecond => ({
     session: id, second, frequency: second % 3 ? 110 + second : 0, intensity: -20 - (second % 10), voiced: (second % 5) / 5, speech: (second % 4) / 4,
+    ...(second % 5 ? { voicedFrames: 6 * (second % 5), semitoneSum: 6 * (second % 5) * (second % 7), semitoneSquares: 6 * (second % 5) * ((second % 7) ** 2 + 1) } : {}),
+    ...(second % 4 ? { speechSeconds: 0.2 * (second % 4), speechStart: second + 0.1, speechEnd: second + 0.1 + 0.25 * (second % 4) } : {}),
   })));
   await insertRows('video', seconds.map((second): VideoSecond => ({ session: id, second, frames: 4, faces: second % 3, dropped: second % 2 })));
   await insertRows('face', seconds.flatMap((second) => [1, 2].slice(0, (second % 3) || 1).map((track): FaceSecond => {
@@ -139,6 +141,7 @@ test('timelines at several granularities, totals and the sentiment', async () =>
     const window = { session: analysed.id, granularity, start: 0, end: 125 };
     const audio = await same(`audio features @${granularity}`, (client) => audioFeatures(client, window));
     assert.ok(audio.length > 0);
+    assert.ok(audio.some((e) => e.pitchVariability !== undefined && e.pauseRatio !== undefined && e.speakingRate !== undefined), JSON.stringify(audio));
     await same(`emotions @${granularity}`, (client) => emotionsTimeline(client, window));
     await same(`sentiment @${granularity}`, (client) => sentimentTimeline(client, window));
   }

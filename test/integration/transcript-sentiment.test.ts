@@ -5,6 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { countWords } from '../../bus/words.ts';
+import { WsClient } from '../../ops/support/ws-client.ts';
 import { makeClip, speak, type ClipSpec } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
@@ -91,6 +93,24 @@ function oneLoop(segments: Segment[]): { positive: Segment; middle: Segment[]; n
 
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
 
+test('live: each transcribed utterance carries its words, speech time and speaking rate', async () => {
+  const client = await WsClient.connect(`${services.baseUrl.replace('http', 'ws')}/ws/v1`, services.users.alice.token);
+  try {
+    const subscription = await client.subscribe('session_transcription', `${speech!.id}:1s`);
+    const [, , , payload] = await client.nextEvent(([sub]) => sub === subscription, 60_000);
+    for (const segment of payload.segments) {
+      const report = JSON.stringify(segment);
+      assert.is(segment.words, countWords(segment.text), report);
+      assert.ok(segment.speechSeconds > 0 && segment.speechSeconds <= segment.end - segment.start, report);
+      assert.ok(Math.abs(segment.speakingRate - (60 * segment.words) / segment.speechSeconds) < 1e-6, report);
+      // espeak-ng at 150 words a minute and JFK's address: a speaker's pace, not a count gone wrong.
+      assert.ok(segment.words === 0 || (segment.speakingRate > 60 && segment.speakingRate < 400), report);
+    }
+  } finally {
+    client.close();
+  }
+});
+
 test('speech on a live stream: transcribed segments in order, sentiment of each and per interval', async () => {
   const { id } = speech!;
   const transcriptPath = `/v1/sessions/${id}/audio/transcription?limit=100`;
@@ -138,6 +158,18 @@ test('speech on a live stream: transcribed segments in order, sentiment of each 
   assert.ok(upbeat.start < downbeat.start, JSON.stringify(timeline));
   assert.ok(upbeat.sentiments.positive > upbeat.sentiments.negative, JSON.stringify(upbeat));
   assert.ok(downbeat.sentiments.negative > downbeat.sentiments.positive, JSON.stringify(downbeat));
+});
+
+test('speech prosody through ClickHouse and the API: speaking rate, pauses and pitch movement of the whole session', async () => {
+  const { timeline } = await settled<{ timeline: Array<Record<string, number>> }>(services, `/v1/sessions/${speech!.id}/audio/features?granularity=3600`);
+  assert.is(timeline.length, 1, JSON.stringify(timeline));
+  const [whole] = timeline;
+  const report = JSON.stringify(whole);
+  // Two sentences at 150 words a minute and JFK's address, in loops with 3 s silences between
+  // them; two voices apart in pitch, so the deviation is wide, but under an octave.
+  assert.ok(whole!.speakingRate! > 90 && whole!.speakingRate! < 260, report);
+  assert.ok(whole!.pauseRatio! > 0.15 && whole!.pauseRatio! < 0.8, report);
+  assert.ok(whole!.pitchVariability! > 1 && whole!.pitchVariability! < 12, report);
 });
 
 test.run();

@@ -129,6 +129,16 @@ test('a looped 200 Hz / 400 Hz tone stream: pitch within 3% per phase, level as 
   }
   assert.ok(spans.some((span) => span.hz === LOW_HZ) && spans.some((span) => span.hz === HIGH_HZ), spansReport);
 
+  // Prosody: a pure tone holds its pitch; an interval across a switch moves an octave (12
+  // semitones), a deviation of 12 * sqrt(p * (1 - p)) for a share p of the upper tone; a tone is
+  // not speech, and nothing was transcribed.
+  for (const [n, entry] of inner.entries()) {
+    const label = labels[n + 1];
+    if (label !== 'mixed') assert.ok(entry.pitchVariability! < 0.3, `steady pitch at ${entry.start}: ${JSON.stringify(entry)}`);
+    else assert.ok(entry.pitchVariability! > 1.5 && entry.pitchVariability! <= 6.01, `a switch at ${entry.start}: ${JSON.stringify(entry)}`);
+    assert.is(entry.speakingRate, undefined, JSON.stringify(entry));
+  }
+
   // Both tones have the same amplitude, so every interval has the same level.
   const expected = sineDbfs();
   for (const entry of inner) {

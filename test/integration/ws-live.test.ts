@@ -93,6 +93,10 @@ test('a running session delivers emotion counts and audio features every second'
     assert.is(type, 'session_audio_features');
     assert.ok(Math.abs(payload.frequency - TONE_HZ) < TONE_HZ * 0.05, `frequency ${payload.frequency}`);
     assert.ok(payload.intensity < -6 && payload.intensity > -40, `intensity ${payload.intensity}`);
+    // A steady tone: its pitch does not move, and it is not speech.
+    assert.ok(payload.pitchVariability >= 0 && payload.pitchVariability < 0.3, JSON.stringify(payload));
+    assert.is(payload.speechSeconds, 0, JSON.stringify(payload));
+    assert.is(payload.pauseRatio, undefined, JSON.stringify(payload));
   }
 });
 

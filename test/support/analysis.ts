@@ -114,6 +114,9 @@ export interface AudioEntry {
   end: number;
   frequency: number;
   intensity: number;
+  pitchVariability?: number;
+  speakingRate?: number;
+  pauseRatio?: number;
 }
 
 /** The tone (one of `tones`) that `frequency` is within `tolerance` of, else undefined. */
