@@ -12,8 +12,16 @@ export class Utterances {
   /** Speech seconds of the segments sent to transcription, by start in ms, oldest first. */
   private readonly speech = new Map<number, number>();
 
+  /** `pending`: segments the transcription holds at most (waiting and in progress). */
+  constructor(private readonly pending: number) {}
+
   heard(segment: SpeechAudio): void {
     this.speech.set(key(segment.start), segment.speech);
+    // Older ones were dropped by the transcription or transcribed empty: no row will come.
+    for (const [heard] of this.speech) {
+      if (this.speech.size <= this.pending) break;
+      this.speech.delete(heard);
+    }
   }
 
   /** The row with its words and speaking rate. */

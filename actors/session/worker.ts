@@ -71,10 +71,12 @@ export class StreamWorker implements Child {
   private ingest?: Ingest;
   private mediaSeconds = 0;
   private readonly transcripts: TranscriptQueue;
-  private readonly utterances = new Utterances();
+  private readonly utterances: Utterances;
 
   constructor(private readonly options: WorkerOptions) {
     const { session, rows, log } = options;
+    // The queue's limit waiting, and one being transcribed.
+    this.utterances = new Utterances(options.resources.pull.transcriptQueueLimit + 1);
     this.transcripts = new TranscriptQueue({
       session,
       limit: options.resources.pull.transcriptQueueLimit,

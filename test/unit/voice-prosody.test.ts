@@ -168,7 +168,7 @@ test('espeak-ng speech at 120 and 240 words a minute: rate per utterance, pauses
     assert.is(segments.length, 2, `${wpm}: one segment per utterance`);
 
     // Per utterance, as the live speech row has it: the words of its transcript over its speech.
-    const utterances = new Utterances();
+    const utterances = new Utterances(8);
     const transcribed = segments.map((segment) => {
       utterances.heard(segment);
       const row = { session: SESSION, start: Math.round(segment.start * 1000) / 1000, end: Math.round(segment.end * 1000) / 1000, text: SENTENCE, positive: 0, neutral: 1, negative: 0, compound: 0 };
@@ -200,6 +200,20 @@ test('espeak-ng speech at 120 and 240 words a minute: rate per utterance, pauses
     near(speakingRate(words.get(0)!, whole.speechSeconds), truth, 0.1 * truth, `${wpm} wpm over the interval`);
   }
   near(rates[1]! / rates[0]!, 2, 0.3, 'twice the words a minute reads twice the rate');
+});
+
+test('utterances: a row meets its segment\'s speech time past dropped and empty ones, within the queue\'s bound', () => {
+  const segment = (start: number, speech: number): SpeechAudio => ({ start, end: start + 3, speech, samples: new Float32Array(0) });
+  const row = (start: number, text: string) => ({ session: SESSION, start, end: start + 3, text, positive: 0, neutral: 1, negative: 0, compound: 0 });
+  const utterances = new Utterances(2);
+  for (const [start, speech] of [[1.0004, 2], [5.25, 1.5], [9.5, 2.4]] as const) utterances.heard(segment(start, speech));
+  // The first was pushed out by the bound (the transcription dropped it): its row, if any, has no rate.
+  assert.equal(utterances.transcribed(row(1, 'too late')), { ...row(1, 'too late'), words: 2 });
+  // 5.25 transcribed empty (no row); 9.5's row finds its own segment.
+  assert.equal(utterances.transcribed(row(9.5, 'six words make up this row')), {
+    ...row(9.5, 'six words make up this row'), words: 6, speechSeconds: 2.4, speakingRate: 150,
+  });
+  assert.equal(utterances.transcribed(row(5.25, 'gone')), { ...row(5.25, 'gone'), words: 1 }, 'entries before a transcribed one are forgotten');
 });
 
 test('words per interval: shared in proportion to overlap, counted once in all', () => {
