@@ -30,7 +30,7 @@ export async function startZooKeeper(options: ZooKeeperOptions): Promise<ZooKeep
     cwd: options.dir,
   });
   await Promise.race([
-    waitUntil('zookeeper', () => answers(options.port, 'ruok', 'imok'), 60_000),
+    waitUntil('zookeeper', () => serving(options.port), 60_000),
     service.exited.then((code) => {
       throw new Error(`zookeeper exited with code ${code}:\n${service.output()}`);
     }),
@@ -46,12 +46,19 @@ function zooConfig(port: number, data: string): string {
     'clientPortAddress=127.0.0.1',
     // The admin web server would take port 8080, the gateway's.
     'admin.enableServer=false',
-    // Four-letter words are off by default since 3.5; ruok tells readiness.
+    // Four-letter words are off by default since 3.5; srvr tells readiness.
     '4lw.commands.whitelist=ruok,srvr,mntr',
     'autopurge.purgeInterval=1',
     '',
   ].join('\n');
 }
+
+/**
+ * Whether it takes sessions. `ruok` answers as soon as the port is bound, before the server
+ * runs (a client then is dropped, and ClickHouse 18.16 can crash on that); `srvr` says
+ * "not currently serving requests" until it does.
+ */
+export const serving = (port: number) => answers(port, 'srvr', 'Zookeeper version');
 
 /** Sends a four-letter word and checks the reply starts with `expected`. */
 export function answers(port: number, word: string, expected: string): Promise<boolean> {
