@@ -4,10 +4,10 @@
 import { join } from 'node:path';
 import { startClickHouse, type ClusterMembership } from './clickhouse.ts';
 import { freePort } from './ports.ts';
-import type { Service } from './process.ts';
+import { clusterNode, type ClusterNode } from './cluster-node.ts';
 import { startZooKeeper, type ZooKeeper } from './zookeeper.ts';
 
-export interface ClickHouseNode {
+export interface ClickHouseNode extends ClusterNode {
   /** clickhouse-<shard>-<replica>, also its {replica} macro: unique in the cluster. */
   name: string;
   shard: number;
@@ -15,13 +15,6 @@ export interface ClickHouseNode {
   /** Its HTTP endpoint, what CLICKHOUSE_URL takes. */
   url: string;
   tcpPort: number;
-  /** SIGKILL, as a machine lost: nothing flushed, nothing said to the others. */
-  kill(): Promise<void>;
-  /** Starts it again on the same data; resolves once it answers. */
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** Resolves when the running process exits. */
-  exited(): Promise<unknown>;
 }
 
 export interface ClickHouseCluster {
@@ -55,7 +48,7 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
   );
   const nodes = places.map(({ shard, replica }, n) => {
     const name = `clickhouse-${shard}-${replica}`;
-    return clusterNode({
+    return clickHouseNode({
       name,
       shard,
       replica,
@@ -85,7 +78,7 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
   return { name: options.name, nodes, urls: nodes.map((node) => node.url), zookeeper, stop };
 }
 
-function clusterNode(options: {
+function clickHouseNode(options: {
   name: string;
   shard: number;
   replica: number;
@@ -94,29 +87,12 @@ function clusterNode(options: {
   tcpPort: number;
   cluster: ClusterMembership;
 }): ClickHouseNode {
-  let service: Service | undefined;
-  const { name, shard, replica, tcpPort } = options;
+  const { name, shard, replica, dir, httpPort, tcpPort, cluster } = options;
   return {
-    name,
+    ...clusterNode(name, () => startClickHouse({ dir, httpPort, tcpPort, cluster })),
     shard,
     replica,
     tcpPort,
-    url: `http://127.0.0.1:${options.httpPort}`,
-    start: async () => {
-      if (service) return;
-      const { dir, httpPort, cluster } = options;
-      service = await startClickHouse({ dir, httpPort, tcpPort, cluster });
-    },
-    stop: async () => {
-      await service?.stop();
-      service = undefined;
-    },
-    kill: async () => {
-      if (!service) return;
-      process.kill(-service.pid, 'SIGKILL');
-      await service.exited;
-      service = undefined;
-    },
-    exited: () => service?.exited ?? Promise.resolve(null),
+    url: `http://127.0.0.1:${httpPort}`,
   };
 }

@@ -5,18 +5,11 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { freePort, portOpen } from './ports.ts';
 import { launchNats, type NatsOptions } from './nats.ts';
-import { waitUntil, type Service } from './process.ts';
+import { clusterNode, type ClusterNode } from './cluster-node.ts';
+import { waitUntil } from './process.ts';
 
-export interface NatsNode {
-  name: string;
+export interface NatsNode extends ClusterNode {
   url: string;
-  /** SIGKILL, as a machine lost: nothing flushed, nothing said to the others. */
-  kill(): Promise<void>;
-  /** Starts it again on the same store; resolves once it accepts clients. */
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** Resolves when the running process exits. */
-  exited(): Promise<unknown>;
 }
 
 export interface NatsCluster {
@@ -31,7 +24,7 @@ export async function startNatsCluster(options: { dir: string; size?: number; ma
   const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
   const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()));
   const nodes = ports.map((port, i) =>
-    clusterNode({
+    natsNode({
       dir: join(options.dir, `nats-${i + 1}`),
       port,
       maxFileStore: options.maxFileStore,
@@ -53,33 +46,18 @@ export async function startNatsCluster(options: { dir: string; size?: number; ma
   return cluster;
 }
 
-function clusterNode(options: NatsOptions & { cluster: NonNullable<NatsOptions['cluster']> }): NatsNode {
-  let service: Service | undefined;
-  const stop = async () => {
-    await service?.stop();
-    service = undefined;
+function natsNode(options: NatsOptions & { cluster: NonNullable<NatsOptions['cluster']> }): NatsNode {
+  const launch = async () => {
+    const service = launchNats(options);
+    const died = service.exited.then((code) => {
+      throw new Error(`${service.name} exited with code ${code}: ${service.output()}`);
+    });
+    // Only the race listens: a later exit (a kill) is not an error.
+    died.catch(() => {});
+    await Promise.race([waitUntil(service.name, () => portOpen(options.port), 15_000), died]);
+    return service;
   };
-  return {
-    name: options.cluster.serverName,
-    url: `nats://127.0.0.1:${options.port}`,
-    stop,
-    exited: () => service?.exited ?? Promise.resolve(),
-    async kill() {
-      if (!service) return;
-      process.kill(service.pid, 'SIGKILL');
-      await stop();
-    },
-    async start() {
-      service = launchNats(options);
-      const started = service;
-      const died = started.exited.then((code) => {
-        throw new Error(`${started.name} exited with code ${code}: ${started.output()}`);
-      });
-      // Only the race listens: a later exit (a kill) is not an error.
-      died.catch(() => {});
-      await Promise.race([waitUntil(started.name, () => portOpen(options.port), 15_000), died]);
-    },
-  };
+  return { ...clusterNode(options.cluster.serverName, launch), url: `nats://127.0.0.1:${options.port}` };
 }
 
 async function jetStreamAnswers(servers: string): Promise<boolean> {
