@@ -89,8 +89,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // How many NATS servers keep each JetStream stream and KV bucket: 1 on one server, 3 on a
     // cluster (a bucket or stream then survives the loss of one server).
     natsReplicas: read.wholeNumber('NATS_REPLICAS', 1, 1),
+    // Comma-separated: the storage service moves to the next when one stops answering.
     clickhouseUrl: read.text('CLICKHOUSE_URL', 'http://127.0.0.1:8123'),
     clickhouseDatabase: read.text('CLICKHOUSE_DATABASE', 'emotions'),
+    // A cluster of the servers' remote_servers: tables replicated and sharded across it (storage/schema.ts).
+    clickhouseCluster: read.optionalText('CLICKHOUSE_CLUSTER'),
     // Only for the local ClickHouse that `npm start` runs; clients use the HTTP URL.
     clickhouseTcpPort: read.number('CLICKHOUSE_TCP_PORT', 9000, 1),
     clickhouseUser: read.text('CLICKHOUSE_USER', 'default'),

@@ -4,43 +4,78 @@
 // Result tables are ReplacingMergeTree keyed by what makes a row unique (session, second,
 // track...), so a batch written twice counts once; queries read them with FINAL. They are
 // partitioned by the session's creation month and ordered by (session, time), which is the
-// filter of every timeline query.
+// filter of every timeline query. On a cluster (storage/schema.ts) they are sharded by session,
+// so a session's duplicates meet in one shard for FINAL; the session index and its spans by
+// user, whose lists read one user's rows together (a session's user never changes).
+//
+// A statement names tables through the schema: `schema.createTable`, `schema.alter` for a
+// column change (never ALTER by hand: on a cluster it takes three statements),
+// `schema.local(name)` and `schema.onCluster` for what is written out by hand.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EMOTION_KEYS } from '../bus/contracts/rows.ts';
-import { literal } from './sql.ts';
+import { queryRows } from './clickhouse.ts';
+import { Schema } from './schema.ts';
+import { literal, sql } from './sql.ts';
 
 interface Migration {
   id: number;
-  statements: (db: string) => string[];
+  statements: (schema: Schema) => string[];
 }
+
+const bySession = 'cityHash64(session)';
+const byUser = 'cityHash64(user)';
 
 const emotionColumns = EMOTION_KEYS.map((key) => `${key} Float32`).join(', ');
 
 export const MIGRATIONS: Migration[] = [
   {
     id: 1,
-    statements: (db) => [
-      `CREATE TABLE IF NOT EXISTS ${db}.sessions (
-        id String, user String, product String, name String, type String, state String,
-        created_ms UInt64, created DateTime, revision UInt64, doc String
-      ) ENGINE = ReplacingMergeTree(revision) PARTITION BY toYYYYMM(created) ORDER BY (user, created_ms, id)`,
-      `CREATE TABLE IF NOT EXISTS ${db}.audio_seconds (
-        session String, second UInt32, frequency Float32, intensity Float32, voiced Float32, speech Float32, day Date
-      ) ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMM(day) ORDER BY (session, second)`,
-      `CREATE TABLE IF NOT EXISTS ${db}.video_seconds (
-        session String, second UInt32, frames UInt16, faces UInt16, dropped UInt16, day Date
-      ) ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMM(day) ORDER BY (session, second)`,
-      `CREATE TABLE IF NOT EXISTS ${db}.face_seconds (
-        session String, second UInt32, track UInt32, ${emotionColumns}, dominant String, frames UInt16, day Date
-      ) ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMM(day) ORDER BY (session, second, track)`,
-      `CREATE TABLE IF NOT EXISTS ${db}.speech_segments (
-        session String, start_ms UInt32, end_ms UInt32, text String,
-        positive Float32, neutral Float32, negative Float32, compound Float32, day Date
-      ) ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMM(day) ORDER BY (session, start_ms)`,
-      `CREATE TABLE IF NOT EXISTS ${db}.custom_events (
-        session String, id String, source String, user String, time Float64,
-        text Nullable(String), value Nullable(Float64), day Date
-      ) ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMM(day) ORDER BY (session, time, id)`,
+    statements: (schema) => [
+      ...schema.createTable({
+        name: 'sessions',
+        columns: `id String, user String, product String, name String, type String, state String,
+          created_ms UInt64, created DateTime, revision UInt64, doc String`,
+        engine: 'ReplacingMergeTree(revision)',
+        keys: 'PARTITION BY toYYYYMM(created) ORDER BY (user, created_ms, id)',
+        shardBy: byUser,
+      }),
+      ...schema.createTable({
+        name: 'audio_seconds',
+        columns: 'session String, second UInt32, frequency Float32, intensity Float32, voiced Float32, speech Float32, day Date',
+        engine: 'ReplacingMergeTree()',
+        keys: 'PARTITION BY toYYYYMM(day) ORDER BY (session, second)',
+        shardBy: bySession,
+      }),
+      ...schema.createTable({
+        name: 'video_seconds',
+        columns: 'session String, second UInt32, frames UInt16, faces UInt16, dropped UInt16, day Date',
+        engine: 'ReplacingMergeTree()',
+        keys: 'PARTITION BY toYYYYMM(day) ORDER BY (session, second)',
+        shardBy: bySession,
+      }),
+      ...schema.createTable({
+        name: 'face_seconds',
+        columns: `session String, second UInt32, track UInt32, ${emotionColumns}, dominant String, frames UInt16, day Date`,
+        engine: 'ReplacingMergeTree()',
+        keys: 'PARTITION BY toYYYYMM(day) ORDER BY (session, second, track)',
+        shardBy: bySession,
+      }),
+      ...schema.createTable({
+        name: 'speech_segments',
+        columns: `session String, start_ms UInt32, end_ms UInt32, text String,
+          positive Float32, neutral Float32, negative Float32, compound Float32, day Date`,
+        engine: 'ReplacingMergeTree()',
+        keys: 'PARTITION BY toYYYYMM(day) ORDER BY (session, start_ms)',
+        shardBy: bySession,
+      }),
+      ...schema.createTable({
+        name: 'custom_events',
+        columns: `session String, id String, source String, user String, time Float64,
+          text Nullable(String), value Nullable(Float64), day Date`,
+        engine: 'ReplacingMergeTree()',
+        keys: 'PARTITION BY toYYYYMM(day) ORDER BY (session, time, id)',
+        shardBy: bySession,
+      }),
     ],
   },
   {
@@ -48,24 +83,35 @@ export const MIGRATIONS: Migration[] = [
     // rows they have: a page is read from a window sized by it (storage/windows.ts). Kept by
     // materialized views on every insert; the rows already there are added once here (rows
     // inserted meanwhile count twice, which only makes the count, an estimate, larger).
+    // On a cluster each node's view reads the rows inserted into its local table and feeds its
+    // local spans, sharded like their source; a replica receives both tables' parts by
+    // replication, which runs no view, so nothing is counted twice.
     id: 2,
-    statements: (db) => [
-      `CREATE TABLE IF NOT EXISTS ${db}.session_spans (
-        user String, first AggregateFunction(min, UInt64), last AggregateFunction(max, UInt64), rows AggregateFunction(count)
-      ) ENGINE = AggregatingMergeTree() ORDER BY user`,
-      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.session_spans_feed TO ${db}.session_spans AS
+    statements: (schema) => [
+      ...schema.createTable({
+        name: 'session_spans',
+        columns: 'user String, first AggregateFunction(min, UInt64), last AggregateFunction(max, UInt64), rows AggregateFunction(count)',
+        engine: 'AggregatingMergeTree()',
+        keys: 'ORDER BY user',
+        shardBy: byUser,
+      }),
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${schema.db}.session_spans_feed${schema.onCluster} TO ${schema.local('session_spans')} AS
         SELECT user, minState(created_ms) AS first, maxState(created_ms) AS last, countState() AS rows
-        FROM ${db}.sessions GROUP BY user`,
-      `INSERT INTO ${db}.session_spans
-        SELECT user, minState(created_ms), maxState(created_ms), countState() FROM ${db}.sessions GROUP BY user`,
-      `CREATE TABLE IF NOT EXISTS ${db}.event_spans (
-        session String, first AggregateFunction(min, Float64), last AggregateFunction(max, Float64), rows AggregateFunction(count), day Date
-      ) ENGINE = AggregatingMergeTree() PARTITION BY toYYYYMM(day) ORDER BY session`,
-      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.event_spans_feed TO ${db}.event_spans AS
+        FROM ${schema.local('sessions')} GROUP BY user`,
+      `INSERT INTO ${schema.db}.session_spans
+        SELECT user, minState(created_ms), maxState(created_ms), countState() FROM ${schema.db}.sessions GROUP BY user`,
+      ...schema.createTable({
+        name: 'event_spans',
+        columns: 'session String, first AggregateFunction(min, Float64), last AggregateFunction(max, Float64), rows AggregateFunction(count), day Date',
+        engine: 'AggregatingMergeTree()',
+        keys: 'PARTITION BY toYYYYMM(day) ORDER BY session',
+        shardBy: bySession,
+      }),
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${schema.db}.event_spans_feed${schema.onCluster} TO ${schema.local('event_spans')} AS
         SELECT session, minState(time) AS first, maxState(time) AS last, countState() AS rows, day
-        FROM ${db}.custom_events GROUP BY session, day`,
-      `INSERT INTO ${db}.event_spans
-        SELECT session, minState(time), maxState(time), countState(), day FROM ${db}.custom_events GROUP BY session, day`,
+        FROM ${schema.local('custom_events')} GROUP BY session, day`,
+      `INSERT INTO ${schema.db}.event_spans
+        SELECT session, minState(time), maxState(time), countState(), day FROM ${schema.db}.custom_events GROUP BY session, day`,
     ],
   },
   {
@@ -73,37 +119,59 @@ export const MIGRATIONS: Migration[] = [
     // made of, so they are exact for any interval; per segment, its words for the speaking
     // rate. Rows from before read zeros: no voiced frame, no speech, no words.
     id: 3,
-    statements: (db) => [
-      `ALTER TABLE ${db}.audio_seconds
+    statements: (schema) => [
+      ...schema.alter({ name: 'audio_seconds', shardBy: bySession }, `
         ADD COLUMN voiced_frames UInt16,
         ADD COLUMN semitone_sum Float64,
         ADD COLUMN semitone_squares Float64,
         ADD COLUMN speech_seconds Float64,
         ADD COLUMN speech_start Float64,
-        ADD COLUMN speech_end Float64`,
-      `ALTER TABLE ${db}.speech_segments ADD COLUMN words UInt32`,
+        ADD COLUMN speech_end Float64`),
+      ...schema.alter({ name: 'speech_segments', shardBy: bySession }, 'ADD COLUMN words UInt32'),
     ],
   },
 ];
 
-/** Creates the database and brings the schema up to date; safe to run from several hosts at once. */
-export async function migrate(client: ClickHouseClient, database: string): Promise<void> {
-  const db = identifier(database);
-  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
-  await client.command({
-    query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (id UInt32, applied DateTime)
-      ENGINE = ReplacingMergeTree() ORDER BY id`,
-  });
-  const result = await client.query({ query: `SELECT id FROM ${db}.schema_migrations`, format: 'JSONEachRow' });
-  const applied = new Set((await result.json<{ id: number }>()).map((row) => Number(row.id)));
+/**
+ * Creates the database and brings the schema up to date; safe to run from several hosts at
+ * once (every statement may run twice). An up-to-date schema issues no DDL at all, so a
+ * service starts while a node of the cluster is down (DDL ON CLUSTER would wait for it).
+ * `cluster`: the tables are laid out on that cluster (storage/schema.ts).
+ */
+export async function migrate(client: ClickHouseClient, database: string, cluster?: string): Promise<void> {
+  const schema = new Schema(database, cluster);
+  let applied = await appliedMigrations(client, schema);
+  if (MIGRATIONS.every((migration) => applied.has(migration.id))) return;
+  await client.command({ query: schema.createDatabase() });
+  // On a cluster, one table on every node: any node answers which migrations ran.
+  for (const query of schema.createTable({ name: 'schema_migrations', columns: 'id UInt32, applied DateTime', engine: 'ReplacingMergeTree()', keys: 'ORDER BY id' })) {
+    await client.command({ query });
+  }
+  applied = await appliedMigrations(client, schema);
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.id)) continue;
-    for (const statement of migration.statements(db)) await client.command({ query: statement });
-    await client.command({ query: `INSERT INTO ${db}.schema_migrations VALUES (${literal(migration.id)}, now())` });
+    for (const statement of migration.statements(schema)) await run(client, statement);
+    await client.command({ query: `INSERT INTO ${schema.db}.schema_migrations VALUES (${literal(migration.id)}, now())` });
   }
 }
 
-function identifier(name: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`not a valid ClickHouse identifier: ${name}`);
-  return name;
+// 18.16 has no ADD COLUMN IF NOT EXISTS: when two services migrate at once, the second ADD
+// finds the first one's column, which is what it wanted.
+const COLUMN_EXISTS = /column with this name already exists/;
+
+async function run(client: ClickHouseClient, statement: string): Promise<void> {
+  try {
+    await client.command({ query: statement });
+  } catch (error) {
+    if (!COLUMN_EXISTS.test((error as Error).message)) throw error;
+  }
+}
+
+async function appliedMigrations(client: ClickHouseClient, schema: Schema): Promise<Set<number>> {
+  // Asked of system.tables first: a query of a missing table would be logged as an error.
+  const [found] = await queryRows<{ n: number }>(client,
+    sql`SELECT count() AS n FROM system.tables WHERE database = ${schema.db} AND name = 'schema_migrations'`);
+  if (!Number(found?.n)) return new Set();
+  const rows = await queryRows<{ id: number }>(client, `SELECT id FROM ${schema.db}.schema_migrations`);
+  return new Set(rows.map((row) => Number(row.id)));
 }

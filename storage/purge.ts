@@ -3,6 +3,10 @@
 // parts holding them in the background. Each condition names the table's partition key, so a
 // ClickHouse that prunes partitions rewrites only the session's month.
 //
+// On a cluster the local tables are changed ON CLUSTER (a Distributed table takes no
+// mutation); a node that is down runs it from the DDL queue once back, and meanwhile its
+// replica, which the mutation reaches through ZooKeeper, answers for it.
+//
 // session_spans is left alone: it holds one aggregate per user (first and last creation time,
 // a row count), no row of any session, and only sizes the windows a list reads; a deleted
 // session leaves it a little wider and a little denser than the user's sessions are.
@@ -14,6 +18,8 @@ import { unavailable } from '../bus/errors.ts';
 import { sessionDay } from '../bus/ids.ts';
 import { ROW_KINDS, streams, subjects } from '../bus/subjects.ts';
 import { queryRows } from './clickhouse.ts';
+import { clickhouseCode } from './insert-errors.ts';
+import type { Schema } from './schema.ts';
 import { sql } from './sql.ts';
 import { tableOf } from './tables.ts';
 
@@ -22,6 +28,8 @@ const SETTLE_MS = 2000;
 // The reply must still reach the caller before its wait ends.
 const REPLY_MARGIN_MS = 300;
 const POLL_MS = 100;
+// Distributed DDL that waited this long for a node (one that is down) is queued for it.
+const DDL_TIMED_OUT = 159;
 
 /** Each table with rows of the session, and the condition that picks them. */
 export function sessionRows(record: Pick<SessionRecord, 'id' | 'createdAt'>): { table: string; where: string }[] {
@@ -45,16 +53,33 @@ export async function purgeSession(
   jsm: JetStreamManager,
   record: SessionRecord,
   deadline: number,
+  schema: Schema,
 ): Promise<void> {
   const until = deadline - REPLY_MARGIN_MS;
   const settled = async () => Date.now() >= (record.finishedAt ?? 0) + SETTLE_MS && (await rowsOnTheWay(jsm, record.id)) === 0;
   if (!(await waitFor(settled, until))) {
     throw unavailable('rows of this session are still on their way to storage; nothing was deleted, retry shortly');
   }
-  for (const { table, where } of sessionRows(record)) {
-    await clickhouse.command({ query: `ALTER TABLE ${table} DELETE WHERE ${where}` });
+  if (schema.cluster) await deleteOnCluster(clickhouse, schema, record, until);
+  else {
+    for (const { table, where } of sessionRows(record)) await clickhouse.command({ query: schema.deleteWhere(table, where) });
   }
-  await waitFor(async () => (await mutationsRunning(clickhouse, record.id)) === 0, until);
+  await waitFor(async () => (await mutationsRunning(clickhouse, schema, record.id)) === 0, until);
+}
+
+/**
+ * All tables at once, each waiting for every node until shortly before `until`: the live ones
+ * have then started their mutation; one that is down gets it from the queue.
+ */
+async function deleteOnCluster(clickhouse: ClickHouseClient, schema: Schema, record: SessionRecord, until: number): Promise<void> {
+  const seconds = Math.max(1, Math.floor((until - Date.now()) / 1000) - 1);
+  await Promise.all(sessionRows(record).map(async ({ table, where }) => {
+    try {
+      await clickhouse.command({ query: schema.deleteWhere(table, where), clickhouse_settings: { distributed_ddl_task_timeout: String(seconds) } });
+    } catch (error) {
+      if (clickhouseCode(error) !== DDL_TIMED_OUT) throw error;
+    }
+  }));
 }
 
 async function rowsOnTheWay(jsm: JetStreamManager, session: string): Promise<number> {
@@ -62,11 +87,15 @@ async function rowsOnTheWay(jsm: JetStreamManager, session: string): Promise<num
   return Object.values(info.state.subjects ?? {}).reduce((sum, count) => sum + count, 0);
 }
 
-async function mutationsRunning(clickhouse: ClickHouseClient, session: string): Promise<number> {
+/** On a cluster, of one replica of each shard. */
+async function mutationsRunning(clickhouse: ClickHouseClient, schema: Schema, session: string): Promise<number> {
   const [row] = await queryRows<{ running: number }>(
     clickhouse,
-    sql`SELECT count() AS running FROM system.mutations
-        WHERE database = currentDatabase() AND is_done = 0 AND position(command, ${session}) > 0`,
+    schema.cluster
+      ? sql`SELECT count() AS running FROM cluster(${schema.cluster}, system, mutations)
+          WHERE database = ${schema.db} AND is_done = 0 AND position(command, ${session}) > 0`
+      : sql`SELECT count() AS running FROM system.mutations
+          WHERE database = currentDatabase() AND is_done = 0 AND position(command, ${session}) > 0`,
   );
   return Number(row?.running ?? 0);
 }

@@ -18,6 +18,7 @@ import { connectClickHouse, type ClickHouseServer } from './clickhouse.ts';
 import { ensureDeadLetterStream } from './dead-letter.ts';
 import type { StorageMetrics } from './metrics.ts';
 import { migrate } from './migrations.ts';
+import { Schema } from './schema.ts';
 import { ensureRowsStream } from './rows-stream.ts';
 import { StorageWriter, type WriterOptions } from './writer.ts';
 
@@ -50,7 +51,7 @@ export class StorageService {
   static async start(nc: NatsConnection, options: StorageOptions, log: Logger): Promise<StorageService> {
     const admin = connectClickHouse(options.clickhouse, null);
     try {
-      await migrate(admin, options.database);
+      await migrate(admin, options.database, options.clickhouse.cluster);
     } finally {
       await admin.close();
     }
@@ -58,7 +59,7 @@ export class StorageService {
     const jsm = await jetstreamManager(nc);
     await ensureRowsStream(jsm, { maxBytes: options.rowsStreamMaxBytes, replicas: options.natsReplicas });
     await ensureDeadLetterStream(jsm, options.natsReplicas);
-    const clickhouse = connectClickHouse(options.clickhouse, options.database);
+    const clickhouse = connectClickHouse(options.clickhouse, options.database, log.child({ component: 'clickhouse' }));
     const records = await SessionRecords.open(js, log, options.natsReplicas);
     await records.watch();
     const writer = options.writer && new StorageWriter(js, clickhouse, log.child({ component: 'writer' }), {
@@ -74,7 +75,7 @@ export class StorageService {
       serveSessionList(nc, records, clickhouse, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, clickhouse, log, observe),
       serveSessionIndex(nc, clickhouse, log, observe),
-      serveSessionPurge(nc, records, clickhouse, jsm, log, observe),
+      serveSessionPurge(nc, records, clickhouse, jsm, new Schema(options.database, options.clickhouse.cluster), log, observe),
       serveHealth(nc, options.id, 'storage'),
     );
     log.info({ writer: options.writer }, 'storage service ready');

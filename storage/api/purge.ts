@@ -10,19 +10,21 @@ import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
 import { purgeSession } from '../purge.ts';
+import type { Schema } from '../schema.ts';
 
 export function serveSessionPurge(
   nc: NatsConnection,
   records: SessionRecords,
   clickhouse: ClickHouseClient,
   jsm: JetStreamManager,
+  schema: Schema,
   log: Logger,
   observe?: RequestObserver,
 ) {
   return serve(nc, 'sessions.purge', async ({ caller, session }, { deadline }) => {
     const { record } = await records.owned(caller, session, true);
     if (record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
-    await purgeSession(clickhouse, jsm, record, deadline);
+    await purgeSession(clickhouse, jsm, record, deadline, schema);
     return null;
   }, { queue: queues.api, log, observe });
 }

@@ -32,7 +32,7 @@ async function insert(kind: 'audio' | 'face' | 'video' | 'speech', rows: object[
 
 test.before(async () => {
   const admin = connectClickHouse(clickHouseServer(config), null);
-  await migrate(admin, config.clickhouseDatabase);
+  await migrate(admin, config.clickhouseDatabase, config.clickhouseCluster);
   await admin.close();
   clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   // Seconds 0-9 analysed; faces: track 1 happy in 0-5, track 2 sad in 2-3 and surprised in 6;
