@@ -1,28 +1,52 @@
 // The ClickHouse client: one per process, JSON in and out, no compression (loopback and LAN).
+// Several servers (a comma-separated URL) make one client that moves to the next server when
+// one cannot be reached (storage/clickhouse-failover.ts).
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { Config } from '../bus/config.ts';
+import type { Logger } from '../bus/log.ts';
+import { failoverClient } from './clickhouse-failover.ts';
 
 export type { ClickHouseClient };
 
 export interface ClickHouseServer {
+  /** One URL, or several comma-separated: nodes of one cluster, tried in this order. */
   url: string;
   username: string;
   password: string;
+  /** The cluster whose Distributed tables it reads and writes, if any (CLICKHOUSE_CLUSTER). */
+  cluster?: string;
 }
 
-export function clickHouseServer(config: Pick<Config, 'clickhouseUrl' | 'clickhouseUser' | 'clickhousePassword'>): ClickHouseServer {
-  return { url: config.clickhouseUrl, username: config.clickhouseUser, password: config.clickhousePassword };
+export function clickHouseServer(
+  config: Pick<Config, 'clickhouseUrl' | 'clickhouseUser' | 'clickhousePassword' | 'clickhouseCluster'>,
+): ClickHouseServer {
+  return { url: config.clickhouseUrl, username: config.clickhouseUser, password: config.clickhousePassword, cluster: config.clickhouseCluster };
 }
+
+// On a cluster: an insert into a Distributed table returns once one replica of every shard it
+// wrote to has the rows, not when they are queued on the node it was sent to, so an
+// acknowledged row never waits on a node that may be lost; and a subquery of a Distributed
+// table inside a query of one (a page of sessions) reads each shard's local table, which holds
+// all it needs, since both are sharded alike.
+const CLUSTER_SETTINGS = { insert_distributed_sync: 1, distributed_product_mode: 'local' } as const;
 
 /** `null` connects without a database: for creating it. */
-export function connectClickHouse(server: ClickHouseServer, database: string | null): ClickHouseClient {
-  return createClient({
-    ...server,
-    database: database ?? undefined,
-    compression: { request: false, response: false },
-    request_timeout: 30_000,
-    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
-  });
+export function connectClickHouse(server: ClickHouseServer, database: string | null, log?: Logger): ClickHouseClient {
+  const urls = server.url.split(',').map((url) => url.trim()).filter(Boolean);
+  const clients = urls.map((url) =>
+    createClient({
+      url,
+      username: server.username,
+      password: server.password,
+      database: database ?? undefined,
+      compression: { request: false, response: false },
+      request_timeout: 30_000,
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 0, ...(server.cluster ? CLUSTER_SETTINGS : {}) },
+    }),
+  );
+  return failoverClient(clients, (from, to, error) =>
+    log?.warn({ err: error, from: urls[from], to: urls[to] }, 'ClickHouse server unreachable; moving to the next'),
+  );
 }
 
 export async function queryRows<T>(client: ClickHouseClient, query: string): Promise<T[]> {
