@@ -1,0 +1,284 @@
+// Storage on a ClickHouse cluster of 2 shards x 2 replicas under ZooKeeper, all started here on
+// loopback with a NATS server of its own: the schema is laid out on the cluster (migrated by
+// two services at once), rows written by the storage writer are read back from any node, a
+// session is purged, and the node the storage service talks to is killed (SIGKILL) while rows
+// flow: writes and reads carry on through the next node, no row is lost or counted twice, and
+// the node catches up once started again. The time each step takes is printed.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readConfig } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import { newSessionId } from '../../bus/ids.ts';
+import { createLog } from '../../bus/log.ts';
+import { subjects, type RowKind } from '../../bus/subjects.ts';
+import { startClickHouseCluster, type ClickHouseCluster } from '../../ops/stack/clickhouse-cluster.ts';
+import { startNats } from '../../ops/stack/nats.ts';
+import { freePort } from '../../ops/stack/ports.ts';
+import { waitUntil, type Service } from '../../ops/stack/process.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient, type ClickHouseServer } from '../../storage/clickhouse.ts';
+import { migrate, MIGRATIONS } from '../../storage/migrations.ts';
+import { purgeSession } from '../../storage/purge.ts';
+import { Schema } from '../../storage/schema.ts';
+import { StorageService } from '../../storage/service.ts';
+import { listSessions } from '../../storage/sessions-index.ts';
+import { sql } from '../../storage/sql.ts';
+import { emotionsTimeline } from '../../storage/timelines.ts';
+
+const config = readConfig();
+const log = createLog(config);
+const quiet = log.child({ component: 'clickhouse-cluster-test' });
+quiet.level = 'silent';
+
+const DATABASE = 'emotions_cluster';
+const dir = join(config.varDir, 'test', `clickhouse-cluster-${process.pid}`);
+
+let nats: Service & { url: string };
+let cluster: ClickHouseCluster;
+let nc: NatsConnection;
+let js: JetStreamClient;
+let jsm: JetStreamManager;
+let storage: StorageService | undefined;
+/** Through every node, the first one first: as the storage service sees them. */
+let client: ClickHouseClient;
+let server: ClickHouseServer;
+let ok = false;
+
+const node = (url: string) => connectClickHouse({ url, username: 'default', password: '' }, DATABASE);
+const count = async (on: ClickHouseClient, query: string) => Number((await queryRows<{ n: number }>(on, query))[0]?.n ?? 0);
+
+async function onEachNode<T>(read: (on: ClickHouseClient) => Promise<T>): Promise<T[]> {
+  return Promise.all(cluster.nodes.map(async (each) => {
+    const on = node(each.url);
+    try {
+      return await read(on);
+    } finally {
+      await on.close();
+    }
+  }));
+}
+
+const publish = (session: string, kind: RowKind, rows: unknown[]) => js.publish(subjects.row(session, kind), JSON.stringify(rows));
+const video = (session: string, second: number) => ({ session, second, frames: 4, faces: 1, dropped: 0 });
+const face = (session: string, second: number, track: number) => ({
+  session, second, track, probabilities: [0.1, 0.4, 0.1, 0.1, 0.1, 0.1, 0.1], dominant: 'exaltation', frames: 4,
+});
+
+test.before(async () => {
+  nats = await startNats({ dir: join(dir, 'nats'), port: await freePort(), maxFileStore: '1GB' });
+  cluster = await startClickHouseCluster({ dir: join(dir, 'clickhouse'), name: 'emo', shards: 2, replicas: 2 });
+  server = { url: cluster.urls.join(','), username: 'default', password: '', cluster: cluster.name };
+  nc = await connectBus('clickhouse-cluster test', nats.url, log);
+  js = jetstream(nc);
+  jsm = await jetstreamManager(nc);
+});
+
+test.after(async () => {
+  await storage?.stop().catch(() => {});
+  await client?.close();
+  await nc?.drain();
+  await cluster?.stop();
+  await nats?.stop();
+  if (ok) rmSync(dir, { recursive: true, force: true });
+});
+
+test('the schema is laid out on the cluster, by two services migrating at once', async () => {
+  const started = Date.now();
+  const first = connectClickHouse(server, null);
+  const second = connectClickHouse({ ...server, url: [...cluster.urls].reverse().join(',') }, null);
+  try {
+    await Promise.all([migrate(first, DATABASE, cluster.name), migrate(second, DATABASE, cluster.name)]);
+  } finally {
+    await Promise.all([first.close(), second.close()]);
+  }
+  console.log(`  schema migrated on the cluster in ${Date.now() - started} ms`);
+  const layouts = await onEachNode(async (on) => ({
+    tables: await queryRows<{ name: string; engine: string }>(on, sql`SELECT name, engine FROM system.tables WHERE database = ${DATABASE} ORDER BY name`),
+    migrations: (await queryRows<{ id: number }>(on, 'SELECT id FROM schema_migrations FINAL ORDER BY id')).map((row) => Number(row.id)),
+  }));
+  for (const { tables, migrations } of layouts) {
+    const engines = Object.fromEntries(tables.map((table) => [table.name, table.engine]));
+    assert.is(engines.audio_seconds, 'Distributed');
+    assert.is(engines.audio_seconds_local, 'ReplicatedReplacingMergeTree');
+    assert.is(engines.sessions_local, 'ReplicatedReplacingMergeTree');
+    assert.is(engines.session_spans_local, 'ReplicatedAggregatingMergeTree');
+    assert.is(engines.session_spans_feed, 'MaterializedView');
+    assert.is(engines.event_spans_feed, 'MaterializedView');
+    assert.is(engines.schema_migrations, 'ReplicatedReplacingMergeTree');
+    assert.equal(migrations, MIGRATIONS.map((migration) => migration.id), 'every node knows which migrations ran');
+  }
+});
+
+test('a column added by a migration reaches the local and the Distributed table on every node', async () => {
+  const admin = connectClickHouse(server, DATABASE);
+  try {
+    const alter = new Schema(DATABASE, cluster.name).alter({ name: 'video_seconds', shardBy: 'cityHash64(session)' }, 'ADD COLUMN probe UInt8');
+    for (const query of alter) await admin.command({ query });
+  } finally {
+    await admin.close();
+  }
+  const columns = await onEachNode((on) => count(on, sql`SELECT count() AS n FROM system.columns
+    WHERE database = ${DATABASE} AND name = 'probe' AND table IN ('video_seconds', 'video_seconds_local')`));
+  assert.equal(columns, [2, 2, 2, 2]);
+});
+
+test('rows the storage writer stores are read back, each once, from every node', async () => {
+  storage = await StorageService.start(await connectBus('clickhouse-cluster storage', nats.url, log), {
+    id: `clickhouse-cluster-storage-${process.pid}`,
+    clickhouse: server,
+    database: DATABASE,
+    writer: { batchRows: 5000, flushMs: 200 },
+    rowsStreamMaxBytes: 64 * 1024 * 1024,
+    natsReplicas: 1,
+    sessionMaxSeconds: config.sessionMaxSeconds,
+  }, quiet);
+  client = connectClickHouse(server, DATABASE);
+  const sessions = Array.from({ length: 8 }, () => newSessionId());
+  for (const session of sessions) {
+    await publish(session, 'video', Array.from({ length: 30 }, (_, second) => video(session, second)));
+    await publish(session, 'face', Array.from({ length: 30 }, (_, second) => [face(session, second, 1), face(session, second, 2)]).flat());
+    // Written twice, as a redelivered batch would be: counted once.
+    await publish(session, 'video', Array.from({ length: 30 }, (_, second) => video(session, second)));
+  }
+  const inSessions = sql`has(${sessions}, session)`;
+  await waitUntil('rows stored', async () => (await count(client, `SELECT count() AS n FROM face_seconds FINAL WHERE ${inSessions}`)) === 8 * 60, 30_000);
+  await waitUntil('rows replicated', async () => {
+    const totals = await onEachNode((on) => count(on, `SELECT count() AS n FROM video_seconds FINAL WHERE ${inSessions}`));
+    return totals.every((total) => total === 8 * 30);
+  }, 30_000);
+  // Each shard holds whole sessions; the two replicas of a shard hold the same.
+  const local = await onEachNode((on) => count(on, `SELECT uniqExact(session, second) AS n FROM video_seconds_local WHERE ${inSessions}`));
+  assert.is(local[0], local[1]);
+  assert.is(local[2], local[3]);
+  assert.is(local[0]! + local[2]!, 8 * 30, 'every row in exactly one shard');
+  assert.ok(local[0]! > 0 && local[2]! > 0, 'both shards hold sessions');
+
+  const timeline = await emotionsTimeline(client, { session: sessions[0]!, granularity: 10, start: 0, end: 30 });
+  assert.equal(timeline.map((entry) => [entry.start, entry.detectedFaces, entry.emotions.exaltation!.quantity]), [[0, 2, 1], [10, 2, 1], [20, 2, 1]]);
+});
+
+test('a session list and its spans read through the Distributed tables', async () => {
+  const user = `user-${process.pid}`;
+  const base = Date.now() - 100_000;
+  const ids: string[] = [];
+  for (let i = 0; i < 25; i++) {
+    const created = base + i * 1000;
+    const id = newSessionId(created);
+    ids.push(id);
+    const row = { id, user, product: 'tests', name: `s${i}`, type: 'live', state: 'finished', created_ms: created, created: Math.floor(created / 1000), revision: 1, doc: JSON.stringify({ id }) };
+    await publish(id, 'session', [row]);
+  }
+  await waitUntil('sessions indexed', async () => (await count(client, sql`SELECT uniqExact(id) AS n FROM sessions WHERE user = ${user}`)) === 25, 30_000);
+  const page = await listSessions(client, { user, limit: 10, offset: 10, activeSinceMs: 0 });
+  assert.equal(page.records.map((record) => record.id), [...ids].reverse().slice(10, 20));
+  assert.ok(page.hasMore);
+  const spans = await count(client, sql`SELECT countMerge(rows) AS n FROM session_spans WHERE user = ${user}`);
+  assert.is(spans, 25, 'the materialized view counted each session once');
+});
+
+test('kill -9 of the node the storage service talks to: writes and reads carry on, no row lost or doubled', async () => {
+  const victim = cluster.nodes[0]!;
+  const sessions = Array.from({ length: 4 }, () => newSessionId());
+  const published = new Map(sessions.map((session) => [session, 0]));
+  let writing = true;
+  // 40 rows a second, each session's seconds in order, each publish acknowledged by NATS.
+  const writer = (async () => {
+    while (writing) {
+      for (const session of sessions) {
+        const second = published.get(session)!;
+        await publish(session, 'video', [video(session, second)]);
+        published.set(session, second + 1);
+      }
+      await sleep(100);
+    }
+  })();
+  const reads = { ok: 0, failed: 0, slowestMs: 0 };
+  let reading = true;
+  const reader = (async () => {
+    while (reading) {
+      const started = Date.now();
+      try {
+        await count(client, sql`SELECT count() AS n FROM video_seconds FINAL WHERE session = ${sessions[0]!}`);
+        reads.ok++;
+      } catch {
+        reads.failed++;
+      }
+      reads.slowestMs = Math.max(reads.slowestMs, Date.now() - started);
+      await sleep(100);
+    }
+  })();
+  const stored = (session: string) => count(client, sql`SELECT count() AS n FROM video_seconds FINAL WHERE session = ${session}`);
+  await waitUntil('rows flowing', async () => (await stored(sessions[0]!)) >= 10, 20_000);
+
+  await victim.kill();
+  const killedAt = Date.now();
+  const afterKill = published.get(sessions[0]!)! + 1;
+  await waitUntil('a row published after the kill stored', async () => (await stored(sessions[0]!)) >= afterKill, 30_000);
+  const failoverMs = Date.now() - killedAt;
+  await sleep(3000);
+  writing = false;
+  await writer;
+  await waitUntil('every published row stored', async () => {
+    const counts = await Promise.all(sessions.map(stored));
+    return counts.every((n, i) => n === published.get(sessions[i]!));
+  }, 30_000);
+  reading = false;
+  await reader;
+  for (const session of sessions) {
+    const [row] = await queryRows<{ rows: number; seconds: number; last: number }>(client,
+      sql`SELECT count() AS rows, uniqExact(second) AS seconds, max(second) AS last FROM video_seconds FINAL WHERE session = ${session}`);
+    const expected = published.get(session)!;
+    assert.equal([Number(row!.rows), Number(row!.seconds), Number(row!.last)], [expected, expected, expected - 1], `session ${session}: each second once`);
+  }
+  assert.is(reads.failed, 0, 'every read answered');
+
+  const restartedAt = Date.now();
+  await victim.start();
+  const partner = cluster.nodes.find((each) => each.shard === victim.shard && each !== victim)!;
+  const local = (url: string) => {
+    const on = node(url);
+    return count(on, 'SELECT count() AS n FROM video_seconds_local').finally(() => on.close());
+  };
+  await waitUntil('the restarted replica to catch up', async () => {
+    const [mine, theirs] = await Promise.all([local(victim.url), local(partner.url)]);
+    return mine === theirs;
+  }, 60_000);
+  const catchUpMs = Date.now() - restartedAt;
+  const on = node(victim.url);
+  const replicas = await queryRows<{ table: string; active: number; queue: number }>(on, sql`SELECT table, active_replicas AS active, queue_size AS queue
+    FROM system.replicas WHERE database = ${DATABASE} AND table = 'video_seconds_local'`);
+  await on.close();
+  assert.equal(replicas.map((row) => [Number(row.active), Number(row.queue)]), [[2, 0]]);
+  console.log(`  ${victim.name} killed: rows stored again ${failoverMs} ms after, reads ${reads.ok} answered, 0 failed, slowest ${reads.slowestMs} ms;` +
+    ` restarted, caught up in ${catchUpMs} ms`);
+});
+
+test('a session is purged from every shard and replica, also with a node down', async () => {
+  const session = newSessionId();
+  const createdAt = parseInt(session.slice(0, 8), 16) * 1000;
+  await publish(session, 'video', Array.from({ length: 20 }, (_, second) => video(session, second)));
+  await waitUntil('rows stored', async () => (await count(client, sql`SELECT count() AS n FROM video_seconds FINAL WHERE session = ${session}`)) === 20, 30_000);
+  const down = cluster.nodes[3]!;
+  await down.kill();
+  const record = { id: session, createdAt, finishedAt: Date.now() - 5000 } as SessionRecord;
+  const started = Date.now();
+  await purgeSession(client, jsm, record, Date.now() + 5000, new Schema(DATABASE, cluster.name));
+  console.log(`  purged with ${down.name} down in ${Date.now() - started} ms`);
+  assert.is(await count(client, sql`SELECT count() AS n FROM video_seconds WHERE session = ${session}`), 0);
+  await down.start();
+  const on = node(down.url);
+  try {
+    await waitUntil('the purge to reach the node that was down', async () =>
+      (await count(on, sql`SELECT count() AS n FROM video_seconds_local WHERE session = ${session}`)) === 0, 60_000);
+  } finally {
+    await on.close();
+  }
+  ok = true;
+});
+
+test.run();
