@@ -10,6 +10,8 @@ export interface ClickHouseOptions {
   tcpPort: number;
   /** Makes it one node of a replicated, sharded cluster; absent, a server on its own. */
   cluster?: ClusterMembership;
+  /** Files merged over the generated config (its config.d), by name: e.g. production's, checked. */
+  configFiles?: Record<string, string>;
 }
 
 export interface ClusterMembership {
@@ -31,6 +33,10 @@ export async function startClickHouse(options: ClickHouseOptions): Promise<Servi
   const configFile = join(options.dir, 'config.xml');
   writeFileSync(configFile, serverConfig(options, data));
   writeFileSync(join(options.dir, 'users.xml'), USERS);
+  if (options.configFiles) {
+    mkdirSync(join(options.dir, 'config.d'), { recursive: true });
+    for (const [name, text] of Object.entries(options.configFiles)) writeFileSync(join(options.dir, 'config.d', name), text);
+  }
   const service = startService('clickhouse', 'clickhouse-server', [`--config-file=${configFile}`], {
     logFile: join(options.dir, 'stdout.log'),
     cwd: options.dir,

@@ -11,7 +11,10 @@ const MAIN = 'org.apache.zookeeper.server.quorum.QuorumPeerMain';
 
 export interface ZooKeeperOptions {
   dir: string;
+  /** Its client port; a given `config` must name the same. */
   port: number;
+  /** A zoo.cfg of one's own (a member of an ensemble, with its myid in its dataDir); absent, a standalone server's. */
+  config?: string;
 }
 
 export interface ZooKeeper extends Service {
@@ -23,7 +26,7 @@ export async function startZooKeeper(options: ZooKeeperOptions): Promise<ZooKeep
   const data = join(options.dir, 'data');
   mkdirSync(data, { recursive: true });
   const configFile = join(options.dir, 'zoo.cfg');
-  writeFileSync(configFile, zooConfig(options.port, data));
+  writeFileSync(configFile, options.config ?? zooConfig(options.port, data));
   // One JVM per test run: a small heap is plenty for a few thousand znodes.
   const service = startService('zookeeper', 'java', ['-Xmx256m', '-cp', JARS.join(':'), MAIN, configFile], {
     logFile: join(options.dir, 'zookeeper.log'),
@@ -58,17 +61,17 @@ function zooConfig(port: number, data: string): string {
  * runs (a client then is dropped, and ClickHouse 18.16 can crash on that); `srvr` says
  * "not currently serving requests" until it does.
  */
-export const serving = (port: number) => answers(port, 'srvr', 'Zookeeper version');
+export const serving = async (port: number) => (await ask(port, 'srvr')).startsWith('Zookeeper version');
 
-/** Sends a four-letter word and checks the reply starts with `expected`. */
-export function answers(port: number, word: string, expected: string): Promise<boolean> {
+/** The reply to a four-letter word (`srvr` tells the mode: standalone, leader, follower); empty if none. */
+export function ask(port: number, word: string): Promise<string> {
   return new Promise((resolve) => {
     const socket = connect({ port, host: '127.0.0.1' });
     let reply = '';
     socket.setTimeout(2000, () => socket.destroy());
     socket.once('connect', () => socket.write(word));
     socket.on('data', (chunk) => (reply += chunk.toString()));
-    socket.once('close', () => resolve(reply.startsWith(expected)));
-    socket.once('error', () => resolve(false));
+    socket.once('close', () => resolve(reply));
+    socket.once('error', () => resolve(''));
   });
 }
