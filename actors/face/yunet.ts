@@ -1,10 +1,12 @@
 // YuNet face detection: frame -> network input, network output -> faces.
-// The model takes any size that is a multiple of 32, so frames are padded, never scaled, and
-// the decoded boxes are already in frame pixels.
+// The model takes any size that is a multiple of 32, so its input is padded to one. The frame
+// goes in as it is, or scaled down to a width limit (detection-scale.ts); faces come back in
+// frame pixels either way.
 import { Batcher, concat } from '../models/batcher.ts';
 import type { InferenceTimer } from '../models/inference-timer.ts';
 import { ort } from '../models/onnx.ts';
 import type { Box } from './box.ts';
+import { detectionSize, toFramePixels, toScaledYunetInput } from './detection-scale.ts';
 import { nms } from './nms.ts';
 
 export interface Face extends Box {
@@ -109,6 +111,8 @@ export class FaceDetector {
   constructor(
     private readonly model: ort.InferenceSession,
     private readonly timer?: InferenceTimer,
+    /** Frames wider than this are detected on a copy scaled down to it (0: at their own size). */
+    private readonly maxWidth = 0,
   ) {
     this.batcher = new Batcher<DetectorInput, Face[]>(
       (group) => this.detect(group),
@@ -123,15 +127,19 @@ export class FaceDetector {
 
   async detectFaces(rgb: Uint8Array, width: number, height: number): Promise<Face[]> {
     if (rgb.length < width * height * 3) throw new Error(`frame of ${rgb.length} bytes is smaller than ${width}x${height} RGB`);
-    const padW = paddedSize(width);
-    const padH = paddedSize(height);
-    const size = 3 * padW * padH;
+    const frame = { width, height };
+    const size = detectionSize(frame, this.maxWidth);
+    const padW = paddedSize(size.width);
+    const padH = paddedSize(size.height);
+    const values = 3 * padW * padH;
     let buffer = this.spareInputs.pop();
-    if (!buffer || buffer.length < size) buffer = new Float32Array(size);
+    if (!buffer || buffer.length < values) buffer = new Float32Array(values);
     try {
-      const input = buffer.subarray(0, size);
-      toYunetInput(rgb, width, height, input, padW, padH);
-      return await this.batcher.submit({ input, padW, padH });
+      const input = buffer.subarray(0, values);
+      if (size.width === width) toYunetInput(rgb, width, height, input, padW, padH);
+      else toScaledYunetInput(rgb, frame, size, input, padW, padH);
+      const faces = await this.batcher.submit({ input, padW, padH });
+      return size.width === width ? faces : toFramePixels(faces, size, frame);
     } finally {
       this.spareInputs.push(buffer);
     }

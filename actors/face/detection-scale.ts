@@ -1,0 +1,76 @@
+// Face detection on a smaller picture than the frame: YuNet's cost follows the pixels it is
+// given (ops/bench/README-capacity.md), while the expression crops need the frame's own
+// detail. So the detector reads the frame scaled down, and its faces are mapped back to frame
+// pixels, where the crops are cut.
+import type { Face } from './yunet.ts';
+
+export interface Size {
+  width: number;
+  height: number;
+}
+
+/** The picture YuNet is given: at most `maxWidth` wide (0: no limit), aspect kept, never scaled up. */
+export function detectionSize(frame: Size, maxWidth: number): Size {
+  if (maxWidth <= 0 || frame.width <= maxWidth) return { width: frame.width, height: frame.height };
+  return { width: maxWidth, height: Math.max(1, Math.round((frame.height * maxWidth) / frame.width)) };
+}
+
+/**
+ * Writes the RGB24 frame scaled bilinearly to `size` as planar BGR float32 (raw 0..255), zero-padded
+ * to padW x padH: YuNet's input, in one pass with no intermediate picture. Pixel centres map to pixel
+ * centres, so halving averages each 2x2 block exactly.
+ */
+export function toScaledYunetInput(rgb: Uint8Array, frame: Size, size: Size, out: Float32Array, padW: number, padH: number): void {
+  const cols = samplingTable(frame.width, size.width);
+  const rows = samplingTable(frame.height, size.height);
+  const plane = padW * padH;
+  out.fill(0, 0, 3 * plane);
+  for (let y = 0; y < size.height; y++) {
+    const upper = rows.lo[y]! * frame.width;
+    const lower = rows.hi[y]! * frame.width;
+    const wy = rows.weight[y]!;
+    const row = y * padW;
+    for (let x = 0; x < size.width; x++) {
+      const wx = cols.weight[x]!;
+      const a = (upper + cols.lo[x]!) * 3;
+      const b = (upper + cols.hi[x]!) * 3;
+      const c = (lower + cols.lo[x]!) * 3;
+      const d = (lower + cols.hi[x]!) * 3;
+      for (let ch = 0; ch < 3; ch++) {
+        const top = rgb[a + ch]! + (rgb[b + ch]! - rgb[a + ch]!) * wx;
+        const bottom = rgb[c + ch]! + (rgb[d + ch]! - rgb[c + ch]!) * wx;
+        // RGB in, BGR planes out: channel ch goes to plane 2 - ch.
+        out[(2 - ch) * plane + row + x] = top + (bottom - top) * wy;
+      }
+    }
+  }
+}
+
+function samplingTable(from: number, to: number): { lo: Int32Array; hi: Int32Array; weight: Float32Array } {
+  const lo = new Int32Array(to);
+  const hi = new Int32Array(to);
+  const weight = new Float32Array(to);
+  const scale = from / to;
+  for (let i = 0; i < to; i++) {
+    const at = Math.min(Math.max((i + 0.5) * scale - 0.5, 0), from - 1);
+    lo[i] = Math.floor(at);
+    hi[i] = Math.min(lo[i]! + 1, from - 1);
+    weight[i] = at - lo[i]!;
+  }
+  return { lo, hi, weight };
+}
+
+/** Faces found on the picture of `size`, in the pixels of `frame`: boxes and landmarks alike (edges map to edges). */
+export function toFramePixels(faces: readonly Face[], size: Size, frame: Size): Face[] {
+  const sx = frame.width / size.width;
+  const sy = frame.height / size.height;
+  if (sx === 1 && sy === 1) return [...faces];
+  return faces.map((face) => ({
+    x: face.x * sx,
+    y: face.y * sy,
+    width: face.width * sx,
+    height: face.height * sy,
+    score: face.score,
+    landmarks: face.landmarks.map(([x, y]) => [x * sx, y * sy] as [number, number]),
+  }));
+}
