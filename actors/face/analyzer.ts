@@ -1,10 +1,11 @@
-// The face analysis of one session: detect -> track -> classify (ExpressionReader: crops,
-// flips, ensemble) -> smooth per track -> per-second rows.
+// The face analysis of one session: detect -> track -> classify the faces due (ClassifyCadence;
+// ExpressionReader: crops, flips, ensemble) -> smooth per track -> per-second rows.
 // One frame is analysed at a time and at most one waits: a frame offered while another
 // waits replaces it, and the replaced one is counted as dropped, so a slow host falls
 // behind by at most one frame instead of queueing without bound.
 import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import type { FaceModels } from '../models/analysis-models.ts';
+import { ClassifyCadence } from './classify-cadence.ts';
 import { ExpressionReader } from './expression-reader.ts';
 import { CLASS_COUNT } from './expressions.ts';
 import { SecondAggregator, type TrackedExpression } from './seconds.ts';
@@ -36,6 +37,7 @@ export class FaceAnalyzer {
   private readonly models: FaceModels;
   private readonly expressions: ExpressionReader;
   private readonly smoother: TrackSmoother;
+  private readonly cadence: ClassifyCadence;
   private pending: Frame | undefined;
   private running: Promise<void> | undefined;
   private failure: unknown;
@@ -46,6 +48,7 @@ export class FaceAnalyzer {
     this.tracker = new Tracker({ maxMissedFrames });
     this.expressions = new ExpressionReader(options.models);
     this.smoother = new TrackSmoother(options.models.expressions.smoothingFrames, maxMissedFrames + 1);
+    this.cadence = new ClassifyCadence(options.models.expressions.classifyEvery ?? 1);
     this.seconds = new SecondAggregator(options.session, options);
   }
 
@@ -90,8 +93,10 @@ export class FaceAnalyzer {
 
   private async analyse(frame: Frame): Promise<void> {
     const faces = await this.models.detector.detectFaces(frame.rgb, frame.width, frame.height);
-    const classified = await this.expressions.read(frame, faces);
     const tracks = this.tracker.update(faces);
+    const due = this.cadence.due(frame.second, tracks, faces);
+    const answers = await this.expressions.read(frame, due.length === faces.length ? faces : due.map((i) => faces[i]!));
+    const classified = this.cadence.merge(frame.second, tracks, faces, due, answers);
     const probabilities = this.smoother.smooth(tracks, classified);
     const tracked: TrackedExpression[] = tracks.map((track, i) => ({
       track,
