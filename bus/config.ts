@@ -133,6 +133,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     expressionFlip: read.flag('EXPRESSION_FLIP', false),
     expressionEnsemble: read.flag('EXPRESSION_ENSEMBLE', false),
     expressionSmoothingFrames: read.wholeNumber('EXPRESSION_SMOOTHING_FRAMES', 1, 1),
+    // What a face costs (ops/bench/README-capacity.md, "Face analysis per frame"): YuNet on the
+    // frame scaled down to this width (0: the frame's own), and the expression classifier on
+    // every this many frames of a track, its answer held between within the second.
+    faceDetectionWidth: read.wholeNumber('FACE_DETECTION_WIDTH', 0, 0),
+    expressionClassifyEvery: read.wholeNumber('EXPRESSION_CLASSIFY_EVERY', 1, 1),
     ffmpegPath: read.text('FFMPEG_PATH', 'ffmpeg'),
     // rtmps: verify the server's certificate (against the system's CAs, or this file's).
     streamTlsVerify: read.flag('STREAM_TLS_VERIFY', true),

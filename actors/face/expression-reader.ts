@@ -21,6 +21,11 @@ export interface ExpressionSettings {
   ensemble: boolean;
   /** Per track, the mean of the last this many frames' probabilities; 1 is none. */
   smoothingFrames: number;
+  // The two costs of a face besides its crops, set with these (absent: today's full work).
+  /** YuNet reads frames scaled down to at most this width; 0 or absent: at their own size. */
+  detectionWidth?: number;
+  /** Per track, the classifier runs on every this many frames and its answer is held between (ClassifyCadence); 1 or absent: every frame. */
+  classifyEvery?: number;
 }
 
 /** The settings as read by readConfig(). */
@@ -29,12 +34,16 @@ export function expressionSettingsOf(config: {
   expressionFlip: boolean;
   expressionEnsemble: boolean;
   expressionSmoothingFrames: number;
+  faceDetectionWidth: number;
+  expressionClassifyEvery: number;
 }): ExpressionSettings {
   return {
     align: config.expressionAlign,
     flip: config.expressionFlip,
     ensemble: config.expressionEnsemble,
     smoothingFrames: config.expressionSmoothingFrames,
+    detectionWidth: config.faceDetectionWidth,
+    classifyEvery: config.expressionClassifyEvery,
   };
 }
 

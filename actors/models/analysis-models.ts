@@ -36,7 +36,7 @@ export async function loadAnalysisModels(
   ]);
   return {
     faces: {
-      detector: new FaceDetector(detector, timer),
+      detector: new FaceDetector(detector, timer, expressions.detectionWidth ?? 0),
       classifier: new ExpressionClassifier(classifier, timer),
       ...(secondClassifier ? { secondClassifier: new ExpressionClassifier(secondClassifier, timer, MINI_XCEPTION_EXPRESSIONS) } : {}),
       expressions: { ...expressions },

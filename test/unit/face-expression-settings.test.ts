@@ -4,14 +4,21 @@ import { readConfig } from '../../bus/config.ts';
 import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
 
 test('by default crops are aligned by the eyes, and nothing else is on', () => {
-  assert.equal(expressionSettingsOf(readConfig({})), { align: true, flip: false, ensemble: false, smoothingFrames: 1 });
+  assert.equal(expressionSettingsOf(readConfig({})), { align: true, flip: false, ensemble: false, smoothingFrames: 1, detectionWidth: 0, classifyEvery: 1 });
 });
 
 test('every EXPRESSION_* variable is read', () => {
   const settings = expressionSettingsOf(
-    readConfig({ EXPRESSION_ALIGN: 'false', EXPRESSION_FLIP: 'true', EXPRESSION_ENSEMBLE: 'no', EXPRESSION_SMOOTHING_FRAMES: '5' }),
+    readConfig({
+      EXPRESSION_ALIGN: 'false',
+      EXPRESSION_FLIP: 'true',
+      EXPRESSION_ENSEMBLE: 'no',
+      EXPRESSION_SMOOTHING_FRAMES: '5',
+      FACE_DETECTION_WIDTH: '320',
+      EXPRESSION_CLASSIFY_EVERY: '2',
+    }),
   );
-  assert.equal(settings, { align: false, flip: true, ensemble: false, smoothingFrames: 5 });
+  assert.equal(settings, { align: false, flip: true, ensemble: false, smoothingFrames: 5, detectionWidth: 320, classifyEvery: 2 });
 });
 
 test('a value that does not parse stops the process at start, naming the variable', () => {
@@ -19,6 +26,9 @@ test('a value that does not parse stops the process at start, naming the variabl
     ['EXPRESSION_SMOOTHING_FRAMES', '0'],
     ['EXPRESSION_SMOOTHING_FRAMES', '2.5'],
     ['EXPRESSION_FLIP', 'maybe'],
+    ['FACE_DETECTION_WIDTH', '-1'],
+    ['FACE_DETECTION_WIDTH', '320.5'],
+    ['EXPRESSION_CLASSIFY_EVERY', '0'],
   ] as const) {
     assert.throws(() => readConfig({ [name]: value }), new RegExp(name));
   }
