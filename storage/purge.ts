@@ -60,26 +60,40 @@ export async function purgeSession(
   if (!(await waitFor(settled, until))) {
     throw unavailable('rows of this session are still on their way to storage; nothing was deleted, retry shortly');
   }
-  if (schema.cluster) await deleteOnCluster(clickhouse, schema, record, until);
-  else {
+  if (!schema.cluster) {
     for (const { table, where } of sessionRows(record)) await clickhouse.command({ query: schema.deleteWhere(table, where) });
+  } else if (!(await deleteOnCluster(clickhouse, schema, record, until))) {
+    // A shard's part may wait in the queue (its leader replica was lost; the other takes over
+    // once the lost one's ZooKeeper session lapses): done only when no row is left.
+    if (await waitFor(async () => (await rowsLeft(clickhouse, record)) === 0, until)) return;
+    throw unavailable('a ClickHouse node is away and the rows of this session are still being deleted; retry shortly');
   }
   await waitFor(async () => (await mutationsRunning(clickhouse, schema, record.id)) === 0, until);
 }
 
 /**
- * All tables at once, each waiting for every node until shortly before `until`: the live ones
- * have then started their mutation; one that is down gets it from the queue.
+ * All tables at once, each waiting for every node until shortly before `until`. True when every
+ * node has run them (each shard's mutations exist); false when some node has not yet, which
+ * runs them from the queue.
  */
-async function deleteOnCluster(clickhouse: ClickHouseClient, schema: Schema, record: SessionRecord, until: number): Promise<void> {
+async function deleteOnCluster(clickhouse: ClickHouseClient, schema: Schema, record: SessionRecord, until: number): Promise<boolean> {
   const seconds = Math.max(1, Math.floor((until - Date.now()) / 1000) - 1);
-  await Promise.all(sessionRows(record).map(async ({ table, where }) => {
+  const done = await Promise.all(sessionRows(record).map(async ({ table, where }) => {
     try {
       await clickhouse.command({ query: schema.deleteWhere(table, where), clickhouse_settings: { distributed_ddl_task_timeout: String(seconds) } });
+      return true;
     } catch (error) {
       if (clickhouseCode(error) !== DDL_TIMED_OUT) throw error;
+      return false;
     }
   }));
+  return done.every(Boolean);
+}
+
+async function rowsLeft(clickhouse: ClickHouseClient, record: SessionRecord): Promise<number> {
+  const counts = await Promise.all(sessionRows(record).map(async ({ table, where }) =>
+    Number((await queryRows<{ n: number }>(clickhouse, `SELECT count() AS n FROM ${table} WHERE ${where}`))[0]?.n ?? 0)));
+  return counts.reduce((sum, count) => sum + count, 0);
 }
 
 async function rowsOnTheWay(jsm: JetStreamManager, session: string): Promise<number> {
