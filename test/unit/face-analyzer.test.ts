@@ -61,6 +61,29 @@ test('each expression photo, one per second, gives its emotion as dominant', asy
   );
 });
 
+test('classified on every 2nd frame: the classifier sees half the frames, and every second and its frames are still reported', async () => {
+  const photo = loadPhoto('sad');
+  const rows = async (classifyEvery: number) => {
+    const faces: FaceSecond[] = [];
+    const cadenced = { ...models, expressions: { ...models.expressions, classifyEvery } };
+    const instance = new FaceAnalyzer({ session: SESSION, models: cadenced, fps: 4, onFaceSecond: (row) => faces.push(row), onVideoSecond: () => {} });
+    const before = models.classifier.stats.items;
+    for (let i = 0; i < 8; i++) {
+      instance.offer({ ...photo, second: Math.floor(i / 4) });
+      await instance.idle();
+    }
+    await instance.flush();
+    return { faces, classified: models.classifier.stats.items - before };
+  };
+  const every = await rows(1);
+  const half = await rows(2);
+  assert.is(every.classified, 8);
+  assert.is(half.classified, 4);
+  assert.equal(half.faces.map((row) => [row.second, row.frames, row.dominant]), every.faces.map((row) => [row.second, row.frames, row.dominant]));
+  // The same still photo every frame: the held answers are the ones that would have been measured.
+  half.faces.forEach((row, i) => row.probabilities.forEach((p, c) => assert.ok(Math.abs(p - every.faces[i]!.probabilities[c]!) < 1e-5)));
+});
+
 test('a failed analysis surfaces on flush and on the next offer', async () => {
   const { instance } = await analyzer();
   instance.offer({ rgb: new Uint8Array(10), width: 64, height: 64, second: 0 });

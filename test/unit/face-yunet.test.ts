@@ -47,6 +47,23 @@ test('frames of one size from several sessions share model calls, each getting i
   found[2]!.forEach((face, i) => assert.ok(Math.abs(face.x - alone[i]!.x) < 0.01 && Math.abs(face.score - alone[i]!.score) < 1e-4));
 });
 
+test('on the frame scaled down to 320 px, the same six faces are found where they are, in frame pixels', async () => {
+  const photo = loadPhoto('faces');
+  const { detector: full } = (await loadAnalysisModels(readConfig().modelsDir, { ...expressionSettingsOf(readConfig()), detectionWidth: 0 })).faces;
+  const { detector: small } = (await loadAnalysisModels(readConfig().modelsDir, { ...expressionSettingsOf(readConfig()), detectionWidth: 320 })).faces;
+  const reference = await full.detectFaces(photo.rgb, photo.width, photo.height);
+  const found = await small.detectFaces(photo.rgb, photo.width, photo.height);
+  assert.is(found.length, 6);
+  for (const face of found) {
+    const near = reference.find((r) => Math.abs(r.x + r.width / 2 - (face.x + face.width / 2)) < 0.1 * r.width);
+    assert.ok(near, `a face at x ${face.x.toFixed(0)} found at full size too`);
+    assert.ok(Math.abs(face.width / near.width - 1) < 0.15, 'about as wide');
+    // Within a fifth of the eye distance: the crops are placed by these.
+    const eyes = Math.hypot(near.landmarks[1]![0] - near.landmarks[0]![0], near.landmarks[1]![1] - near.landmarks[0]![1]);
+    face.landmarks.forEach(([x, y], k) => assert.ok(Math.hypot(x - near.landmarks[k]![0], y - near.landmarks[k]![1]) < 0.2 * eyes, `landmark ${k}`));
+  }
+});
+
 test('finds nothing in a blank frame', async () => {
   assert.equal(await detector.detectFaces(new Uint8Array(320 * 240 * 3).fill(128), 320, 240), []);
 });
