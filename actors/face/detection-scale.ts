@@ -17,39 +17,47 @@ export function detectionSize(frame: Size, maxWidth: number): Size {
 
 /**
  * Writes the RGB24 frame scaled bilinearly to `size` as planar BGR float32 (raw 0..255), zero-padded
- * to padW x padH: YuNet's input, in one pass with no intermediate picture. Pixel centres map to pixel
- * centres, so halving averages each 2x2 block exactly.
+ * to padW x padH: YuNet's input, in one pass with no intermediate picture. Pixel centres map to
+ * pixel centres, so halving averages each 2x2 block exactly.
  */
 export function toScaledYunetInput(rgb: Uint8Array, frame: Size, size: Size, out: Float32Array, padW: number, padH: number): void {
   const cols = samplingTable(frame.width, size.width);
   const rows = samplingTable(frame.height, size.height);
+  // Byte offsets of each column's two source pixels within a row.
+  const left = cols.lo.map((x) => x * 3);
+  const right = cols.hi.map((x) => x * 3);
+  const across = cols.weight;
   const plane = padW * padH;
   out.fill(0, 0, 3 * plane);
+  const rowBytes = frame.width * 3;
   for (let y = 0; y < size.height; y++) {
-    const upper = rows.lo[y]! * frame.width;
-    const lower = rows.hi[y]! * frame.width;
+    const upper = rows.lo[y]! * rowBytes;
+    const lower = rows.hi[y]! * rowBytes;
     const wy = rows.weight[y]!;
-    const row = y * padW;
-    for (let x = 0; x < size.width; x++) {
-      const wx = cols.weight[x]!;
-      const a = (upper + cols.lo[x]!) * 3;
-      const b = (upper + cols.hi[x]!) * 3;
-      const c = (lower + cols.lo[x]!) * 3;
-      const d = (lower + cols.hi[x]!) * 3;
-      for (let ch = 0; ch < 3; ch++) {
-        const top = rgb[a + ch]! + (rgb[b + ch]! - rgb[a + ch]!) * wx;
-        const bottom = rgb[c + ch]! + (rgb[d + ch]! - rgb[c + ch]!) * wx;
-        // RGB in, BGR planes out: channel ch goes to plane 2 - ch.
-        out[(2 - ch) * plane + row + x] = top + (bottom - top) * wy;
-      }
+    // RGB in, BGR planes out.
+    let blue = y * padW;
+    let green = plane + blue;
+    let red = 2 * plane + blue;
+    for (let x = 0; x < size.width; x++, blue++, green++, red++) {
+      const wx = across[x]!;
+      const a = upper + left[x]!;
+      const b = upper + right[x]!;
+      const c = lower + left[x]!;
+      const d = lower + right[x]!;
+      let top = rgb[a]! + (rgb[b]! - rgb[a]!) * wx;
+      out[red] = top + (rgb[c]! + (rgb[d]! - rgb[c]!) * wx - top) * wy;
+      top = rgb[a + 1]! + (rgb[b + 1]! - rgb[a + 1]!) * wx;
+      out[green] = top + (rgb[c + 1]! + (rgb[d + 1]! - rgb[c + 1]!) * wx - top) * wy;
+      top = rgb[a + 2]! + (rgb[b + 2]! - rgb[a + 2]!) * wx;
+      out[blue] = top + (rgb[c + 2]! + (rgb[d + 2]! - rgb[c + 2]!) * wx - top) * wy;
     }
   }
 }
 
-function samplingTable(from: number, to: number): { lo: Int32Array; hi: Int32Array; weight: Float32Array } {
+function samplingTable(from: number, to: number): { lo: Int32Array; hi: Int32Array; weight: Float64Array } {
   const lo = new Int32Array(to);
   const hi = new Int32Array(to);
-  const weight = new Float32Array(to);
+  const weight = new Float64Array(to);
   const scale = from / to;
   for (let i = 0; i < to; i++) {
     const at = Math.min(Math.max((i + 0.5) * scale - 0.5, 0), from - 1);
