@@ -9,13 +9,23 @@
 //                                                  measured in alternating rounds (each starting one
 //                                                  variant further on) so load drifts on a shared
 //                                                  machine fall on every configuration alike
+//   node --import tsx ops/bench/face.ts --savings  the same for what a face costs: detection on a
+//                                                  smaller picture (FACE_DETECTION_WIDTH) and the
+//                                                  classifier held between frames (EXPRESSION_CLASSIFY_EVERY),
+//                                                  against the configured settings; and each part of
+//                                                  detection (input, model, decoding) timed alone
+import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
 import { alignedGeometry, CROP_VALUES, cropAligned, cropFace, cropValues, mirrorCrop } from '../../actors/face/crop.ts';
 import { ExpressionReader, expressionSettingsOf, type ExpressionSettings } from '../../actors/face/expression-reader.ts';
 import { CLASS_COUNT, MINI_XCEPTION_EXPRESSIONS } from '../../actors/face/expressions.ts';
 import { TrackSmoother } from '../../actors/face/smoothing.ts';
+import { detectionSize, toScaledYunetInput } from '../../actors/face/detection-scale.ts';
+import { decodeYunet, FaceDetector, paddedSize, toYunetInput } from '../../actors/face/yunet.ts';
 import { loadAnalysisModels, type FaceModels } from '../../actors/models/analysis-models.ts';
+import { MODEL_FILES } from '../../actors/models/files.ts';
+import { loadModel, ort } from '../../actors/models/onnx.ts';
 import { loadPhoto, type Photo } from '../support/face-photos.ts';
 import { cpuSecondsOf, elapsedMs, fixed, mean, percentile, printTable } from './lib/stats.ts';
 
@@ -23,7 +33,14 @@ const config = readConfig();
 const configured = expressionSettingsOf(config);
 // Loaded with the second classifier whatever the configuration, so every variant below can use it.
 const { faces: loaded } = await loadAnalysisModels(config.modelsDir, { ...configured, ensemble: true });
-const modelsWith = (expressions: ExpressionSettings): FaceModels => ({ ...loaded, expressions });
+const detectorModel = await loadModel(join(config.modelsDir, MODEL_FILES.faceDetector));
+const detectors = new Map<number, FaceDetector>([[configured.detectionWidth ?? 0, loaded.detector]]);
+function detectorFor(width: number): FaceDetector {
+  let detector = detectors.get(width);
+  if (!detector) detectors.set(width, (detector = new FaceDetector(detectorModel, undefined, width)));
+  return detector;
+}
+const modelsWith = (expressions: ExpressionSettings): FaceModels => ({ ...loaded, detector: detectorFor(expressions.detectionWidth ?? 0), expressions });
 const models = modelsWith(configured);
 
 const FRAMES = 150;
@@ -112,7 +129,16 @@ function asFrame(photo: Photo): Photo {
 }
 
 const describe = (s: ExpressionSettings) =>
-  [s.align && 'align', s.flip && 'flip', s.ensemble && 'ensemble', s.smoothingFrames > 1 && `smoothing ${s.smoothingFrames}`].filter(Boolean).join(' + ') || 'all off';
+  [
+    s.align && 'align',
+    s.flip && 'flip',
+    s.ensemble && 'ensemble',
+    s.smoothingFrames > 1 && `smoothing ${s.smoothingFrames}`,
+    (s.detectionWidth ?? 0) > 0 && `detect ${s.detectionWidth}`,
+    (s.classifyEvery ?? 1) > 1 && `classify every ${s.classifyEvery}`,
+  ]
+    .filter(Boolean)
+    .join(' + ') || 'all off';
 
 const frames = CASES.map(({ photo, faces, targetMs }) => ({ name: photo, faces, targetMs, photo: asFrame(loadPhoto(photo)) }));
 const results: { name: string; size: string; targetMs: number; timing: Timing }[] = [];
@@ -146,26 +172,18 @@ printTable(
   ]),
 );
 
-if (process.argv.includes('--steps')) {
-  const OFF: ExpressionSettings = { align: false, flip: false, ensemble: false, smoothingFrames: 1 };
-  const variants: ExpressionSettings[] = [
-    OFF,
-    { ...OFF, align: true },
-    { ...OFF, flip: true },
-    { ...OFF, ensemble: true },
-    { ...OFF, smoothingFrames: 3 },
-    { ...OFF, align: true, flip: true },
-    { ...OFF, align: true, ensemble: true },
-    { align: true, flip: true, ensemble: true, smoothingFrames: 3 },
-  ];
-  if (!variants.some((v) => describe(v) === describe(configured))) variants.push(configured);
+/**
+ * Whole frames through the pipeline with each variant, CPU per frame against the first variant:
+ * median of 9 rounds of 40 frames, each round starting one variant further on, so none always
+ * runs first (or after the same one) and load drifts fall on every variant alike.
+ */
+async function compareVariants(variants: ExpressionSettings[], title: string, against: string): Promise<void> {
   const ROUNDS = 9;
   const PER_ROUND = 40;
   for (const { name, photo } of frames) {
     // Per variant: the p50 and the CPU per frame of each round.
     const rounds = variants.map(() => ({ p50: [] as number[], cpu: [] as number[] }));
     for (let round = 0; round < ROUNDS; round++) {
-      // Each round starts one variant further on, so none always runs first (or after the same one).
       for (let k = 0; k < variants.length; k++) {
         const v = (round + k) % variants.length;
         const timing = await timePipeline(photo, modelsWith(variants[v]!), PER_ROUND);
@@ -177,8 +195,8 @@ if (process.argv.includes('--steps')) {
     const baseP50 = median(rounds[0]!.p50);
     const baseCpu = median(rounds[0]!.cpu);
     printTable(
-      `Cost of each expression step, ${name}.jpg (median of ${ROUNDS} alternating rounds of ${PER_ROUND} frames; change against all off)`,
-      ['expressions', 'p50 ms', 'change', 'CPU ms/frame', 'change', `one-core share at ${config.analysisFps} fps`],
+      `${title}, ${name}.jpg (median of ${ROUNDS} alternating rounds of ${PER_ROUND} frames; change against ${against})`,
+      ['settings', 'p50 ms', 'change', 'CPU ms/frame', 'change', `one-core share at ${config.analysisFps} fps`],
       variants.map((variant, v) => {
         const p50 = median(rounds[v]!.p50);
         const cpu = median(rounds[v]!.cpu);
@@ -194,6 +212,22 @@ if (process.argv.includes('--steps')) {
       }),
     );
   }
+}
+
+if (process.argv.includes('--steps')) {
+  const OFF: ExpressionSettings = { align: false, flip: false, ensemble: false, smoothingFrames: 1 };
+  const variants: ExpressionSettings[] = [
+    OFF,
+    { ...OFF, align: true },
+    { ...OFF, flip: true },
+    { ...OFF, ensemble: true },
+    { ...OFF, smoothingFrames: 3 },
+    { ...OFF, align: true, flip: true },
+    { ...OFF, align: true, ensemble: true },
+    { align: true, flip: true, ensemble: true, smoothingFrames: 3 },
+  ];
+  if (!variants.some((v) => describe(v) === describe(configured))) variants.push(configured);
+  await compareVariants(variants, 'Cost of each expression step', 'all off');
 
   // Each step's own work, timed alone: less exposed to a busy machine than whole frames are.
   const photo = frames[0]!.photo;
@@ -230,4 +264,64 @@ if (process.argv.includes('--steps')) {
   const timed: string[][] = [];
   for (const [what, step, run] of work) timed.push([what, step, fixed(await perCall(run), 3)]);
   printTable('Each step\'s own work, per face (ms per call, median of 9 batches of 100 calls)', ['work', 'step', 'ms'], timed);
+}
+
+if (process.argv.includes('--savings')) {
+  const today: ExpressionSettings = { ...configured, detectionWidth: 0, classifyEvery: 1 };
+  const variants: ExpressionSettings[] = [
+    today,
+    { ...today, detectionWidth: 512 },
+    { ...today, detectionWidth: 480 },
+    { ...today, detectionWidth: 320 },
+    { ...today, classifyEvery: 2 },
+    { ...today, classifyEvery: 4 },
+    { ...today, detectionWidth: 512, classifyEvery: 2 },
+    { ...today, detectionWidth: 480, classifyEvery: 2 },
+  ];
+  if (!variants.some((v) => describe(v) === describe(configured))) variants.push(configured);
+  // A still photo: every box stays put, so a held answer is always reused (the most a cadence saves).
+  await compareVariants(variants, 'What a face costs', describe(today));
+
+  // Each part of detection alone, on the one-face frame: CPU ms per call, median of 9 batches.
+  const photo = frames[0]!.photo;
+  const frame = { width: photo.width, height: photo.height };
+  async function cpuPerCall(work: () => unknown, calls = 50): Promise<number> {
+    for (let i = 0; i < 10; i++) await work();
+    const batches: number[] = [];
+    for (let batch = 0; batch < 9; batch++) {
+      const { cpuSeconds } = await cpuSecondsOf(async () => {
+        for (let i = 0; i < calls; i++) await work();
+      });
+      batches.push((1000 * cpuSeconds) / calls);
+    }
+    return percentile(batches, 50);
+  }
+  const rows: string[][] = [];
+  for (const width of [0, 512, 480, 320]) {
+    const size = detectionSize(frame, width);
+    const padW = paddedSize(size.width);
+    const padH = paddedSize(size.height);
+    const input = new Float32Array(3 * padW * padH);
+    const toInput =
+      size.width === frame.width
+        ? () => toYunetInput(photo.rgb, photo.width, photo.height, input, padW, padH)
+        : () => toScaledYunetInput(photo.rgb, frame, size, input, padW, padH);
+    toInput();
+    const run = () => detectorModel.run({ input: new ort.Tensor('float32', input, [1, 3, padH, padW]) });
+    const results = await run();
+    const outputs = Object.fromEntries(Object.entries(results).map(([key, tensor]) => [key, tensor.data as Float32Array]));
+    const detector = detectorFor(width);
+    rows.push([
+      `${size.width}x${size.height} (input ${padW}x${padH})`,
+      fixed(await cpuPerCall(toInput), 3),
+      fixed(await cpuPerCall(run), 3),
+      fixed(await cpuPerCall(() => decodeYunet(outputs, padW, padH)), 3),
+      fixed(await cpuPerCall(() => detector.detectFaces(photo.rgb, photo.width, photo.height)), 3),
+    ]);
+  }
+  printTable(
+    `Detection of ${frames[0]!.name}.jpg (${frame.width}x${frame.height}) by the size YuNet is given (CPU ms per call, median of 9 batches of 50)`,
+    ['YuNet picture', 'frame -> input (scaling, BGR planes)', 'model', 'decoding (anchors, NMS)', 'detectFaces (all of it)'],
+    rows,
+  );
 }
