@@ -28,6 +28,7 @@ import { SessionActor } from './session/actor.ts';
 import type { WorkerResources } from './session/worker.ts';
 import { admitSession, type AdmissionDeps } from './session/admission.ts';
 import { IdempotencyKeys } from './session/idempotency.ts';
+import { LeaseClock } from './session/lease-clock.ts';
 import { isStale, takeOver } from './session/lifecycle.ts';
 import { UserQuotas } from './session/quotas.ts';
 import { SessionStore } from './session/store.ts';
@@ -62,8 +63,12 @@ export class ActorHost {
   /** Why the host is behind, when it is (HostLoad). */
   private behind: string | undefined;
   private stopping = false;
+  private takingOver = false;
+  private readonly leaseClock: LeaseClock;
 
-  private constructor(private readonly parts: HostParts) {}
+  private constructor(private readonly parts: HostParts) {
+    this.leaseClock = new LeaseClock(() => parts.store.records.kv.status());
+  }
 
   /** Checks the models and the egress guard, loads the models, joins the bus, and starts serving. */
   static async start(config: Config, rootLog: Logger, metrics: HostMetrics): Promise<ActorHost> {
@@ -201,9 +206,22 @@ export class ActorHost {
   }
 
   private async takeOverStale(): Promise<void> {
+    if (this.takingOver) return;
+    this.takingOver = true;
+    try {
+      const takeoverMs = this.parts.config.takeoverSeconds * 1000;
+      // An owner that could not write its heartbeat was not gone: wait until it has had a whole
+      // takeover period of a writable bucket to show it is alive.
+      if ((await this.leaseClock.writableFor()) < takeoverMs) return;
+      await this.takeOver(takeoverMs);
+    } finally {
+      this.takingOver = false;
+    }
+  }
+
+  private async takeOver(takeoverMs: number): Promise<void> {
     for (const record of this.active.values()) {
       if (this.stopping || this.behind || this.actors.size >= this.parts.config.hostCapacity) return;
-      const takeoverMs = this.parts.config.takeoverSeconds * 1000;
       if (this.actors.has(record.id) || !isStale(record, takeoverMs)) continue;
       const claimed = await takeOver(this.parts.store, record.id, this.parts.id, takeoverMs);
       if (!claimed) continue;
