@@ -11,8 +11,8 @@ import { readConfig } from '../../bus/config.ts';
 const dir = join(readConfig().projectRoot, 'ops/production/systemd');
 const units = readdirSync(dir).filter((file) => file.endsWith('.service'));
 
-test('there is a unit for each process of the service and for NATS', () => {
-  assert.equal(units.sort(), ['emo-actor-host.service', 'emo-gateway.service', 'emo-storage.service', 'nats-server.service']);
+test('there is a unit for each process of the service, for NATS and for ZooKeeper', () => {
+  assert.equal(units.sort(), ['emo-actor-host.service', 'emo-gateway.service', 'emo-storage.service', 'nats-server.service', 'zookeeper.service']);
 });
 
 for (const unit of units) {
