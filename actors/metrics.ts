@@ -117,6 +117,14 @@ export class HostMetrics implements WorkerMetrics {
         this.set(behind() ? 1 : 0);
       },
     });
+    new Gauge({
+      name: 'emo_row_messages_waiting',
+      help: 'Row messages published once without an acknowledgement from ROWS, waiting to be sent again (they live only in this process until then)',
+      registers,
+      collect() {
+        this.set(rows.waiting);
+      },
+    });
     runningTotal(this.registry, 'emo_rows_published_total', 'Result rows stored in the ROWS stream', () => rows.published);
     runningTotal(
       this.registry,

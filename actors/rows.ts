@@ -30,6 +30,11 @@ export class RowPublisher {
   refused = 0;
   private readonly room: RowsRoom;
 
+  /** Row messages waiting to be published again. */
+  get waiting(): number {
+    return this.retries.length;
+  }
+
   constructor(
     private readonly js: JetStreamClient,
     private readonly log: Logger,
@@ -55,7 +60,8 @@ export class RowPublisher {
       throw new Error('the row stream is near full: maximum bytes exceeded');
     }
     try {
-      await this.js.publish(pending.subject, pending.payload, { msgID: pending.id, timeout: 5000 });
+      // An acknowledgement lost with a server that died comes never: send again soon (the id makes it safe).
+      await this.js.publish(pending.subject, pending.payload, { msgID: pending.id, timeout: 2000 });
       this.published += pending.rows;
     } catch (error) {
       if (isStreamFull(error)) this.noteRefused();
