@@ -2,8 +2,6 @@
 // service, one actor host and the gateway. Prints the base URL and a working bearer token;
 // Ctrl-C stops it all. The three service processes are supervised: one that dies is started
 // again.
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { readConfig } from '../bus/config.ts';
@@ -11,6 +9,7 @@ import { connectBus } from '../bus/connection.ts';
 import { waitForHealth } from '../bus/health.ts';
 import { createLog } from '../bus/log.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
+import { developmentToken } from './stack/dev-token.ts';
 import { startNats } from './stack/nats.ts';
 import { startService, waitUntil } from './stack/process.ts';
 import { supervise } from './stack/supervise.ts';
@@ -29,17 +28,6 @@ async function stopAll(): Promise<void> {
   for (const service of started.reverse()) await service.stop();
 }
 
-function developmentToken(): string {
-  const file = config.authTokensFile ?? join(dataDir, 'tokens.json');
-  if (!existsSync(file)) {
-    const token = randomBytes(24).toString('base64url');
-    writeFileSync(file, JSON.stringify([{ token, user: 'developer', product: 'local' }], null, 2), { mode: 0o600 });
-  }
-  const entries = JSON.parse(readFileSync(file, 'utf8')) as { token: string }[];
-  process.env.AUTH_TOKENS_FILE = file;
-  return entries[0]?.token ?? '';
-}
-
 try {
   const nats = await startNats({ dir: join(dataDir, 'nats'), port: natsPort });
   started.push(nats);
@@ -49,7 +37,9 @@ try {
     tcpPort: config.clickhouseTcpPort,
   });
   started.push(clickhouse);
-  const token = developmentToken();
+  const tokensFile = config.authTokensFile ?? join(dataDir, 'tokens.json');
+  const token = developmentToken(tokensFile);
+  process.env.AUTH_TOKENS_FILE = tokensFile;
   const env = process.env;
   const tsx = ['--import', 'tsx'];
   // Fixed metrics ports, so a local Prometheus (or curl) knows where to look.

@@ -1,0 +1,65 @@
+// `npm run cluster`: the whole service as a small cluster on this machine (ops/stack/cluster.ts),
+// its data under var/cluster. Prints where each part answers and a bearer token; Ctrl-C stops
+// it all. Service processes that die are started again, as systemd would; a NATS or ClickHouse
+// node that dies is reported and left down, so what the loss of one does can be watched.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { readConfig } from '../bus/config.ts';
+import { startCluster, type Cluster } from './stack/cluster.ts';
+import { developmentToken } from './stack/dev-token.ts';
+import { supervise, type Supervised } from './stack/supervise.ts';
+
+const config = readConfig();
+const dir = join(config.varDir, 'cluster');
+const tokensFile = config.authTokensFile ?? join(dir, 'tokens.json');
+
+let cluster: Cluster | undefined;
+const supervisors: Supervised[] = [];
+let stopping = false;
+
+async function stopAll(): Promise<void> {
+  stopping = true;
+  await Promise.all(supervisors.map((supervisor) => supervisor.stop()));
+  await cluster?.stop();
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.log('stopping...');
+    void stopAll().finally(() => process.exit(0));
+  });
+}
+
+try {
+  mkdirSync(dir, { recursive: true });
+  const token = developmentToken(tokensFile);
+  console.log('starting 3 NATS servers, ZooKeeper, 4 ClickHouse servers, 2 storage services, 2 actor hosts and 2 gateways...');
+  cluster = await startCluster({ dir, projectRoot: config.projectRoot, env: { ...process.env, AUTH_TOKENS_FILE: tokensFile }, gatewayPort: config.port });
+  for (const member of [...cluster.storage, ...cluster.hosts, ...cluster.gateways]) {
+    const restart = () => {
+      member.start().catch((error: Error) => console.error(error.message));
+      return member.current()!;
+    };
+    supervisors.push(supervise(member.current()!, restart, (message) => console.error(message)));
+  }
+  for (const node of [...cluster.nats.nodes, ...cluster.clickhouse.nodes]) {
+    void node.exited().then(() => stopping || console.error(`${node.name} exited; the cluster carries on without it (its data: ${dir})`));
+  }
+  const [first] = cluster.gateways;
+  console.log(`
+The cluster is running.
+  dashboard:   ${first!.baseUrl}/ (sign in with the token below)
+  gateways:    ${cluster.gateways.map((gateway) => `${gateway.baseUrl}/v1`).join('  ')}
+  token:       ${token}
+  NATS:        ${cluster.nats.url} (JetStream, 3 replicas)
+  ClickHouse:  ${cluster.clickhouse.urls.join(',')} (cluster ${cluster.clickhouse.name}: 2 shards x 2 replicas, database ${config.clickhouseDatabase})
+  metrics:     ${[...cluster.storage, ...cluster.hosts, ...cluster.gateways].map((member) => `${member.id} ${member.metricsUrl}/metrics`).join('\n               ')}
+  logs:        ${dir}
+
+Try: curl -H 'Authorization: Bearer ${token}' ${first!.baseUrl}/v1/sessions
+Ctrl-C stops everything.`);
+} catch (error) {
+  console.error((error as Error).message);
+  await stopAll();
+  process.exit(1);
+}
