@@ -16,9 +16,9 @@ import { freePort } from './stack/ports.ts';
 const config = readConfig();
 
 const pattern = process.argv[2] ?? '\\.test\\.ts$';
-// The tests of what is stored and read back (timelines, lists, analyst queries), which must
-// hold on a cluster as on one server.
-const RESULT_CHECKS = ['storage-timelines', 'sessions-list', 'sessions-index', 'events-api', 'voice-features', 'transcript-sentiment']
+// The tests of what is stored and read back (timelines, lists, analyst queries, deletion), which
+// must hold on a cluster as on one server.
+const RESULT_CHECKS = ['storage-timelines', 'clickhouse-current', 'sessions-list', 'sessions-index', 'events-api', 'voice-features', 'transcript-sentiment']
   .map((name) => `integration/${name}.test.ts`)
   .filter((file) => new RegExp(pattern).test(file));
 // Per run, so that runs side by side never share a server or a data folder.

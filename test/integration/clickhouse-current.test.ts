@@ -1,5 +1,5 @@
-// Every statement the project runs or documents, on ClickHouse 18.16 (the test server) and on a
-// current release (26.x, embedded by chdb), with the same results: the migrations, the writer's
+// Every statement the project runs or documents, on ClickHouse 18.16 (the test server, one
+// server or a cluster) and on a current release (26.x, embedded by chdb), with the same results: the migrations, the writer's
 // inserts, the session index, every timeline, list, events and transcript read, a session's
 // deletion, and each analyst query of the README.
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -17,6 +17,7 @@ import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient }
 import { listEvents } from '../../storage/events.ts';
 import { migrate } from '../../storage/migrations.ts';
 import { sessionRows } from '../../storage/purge.ts';
+import { Schema } from '../../storage/schema.ts';
 import { indexSession, listSessions } from '../../storage/sessions-index.ts';
 import { columnsOf, tableOf } from '../../storage/tables.ts';
 import { audioFeatures, emotionTotals, emotionsTimeline, sentimentTimeline } from '../../storage/timelines.ts';
@@ -87,7 +88,7 @@ test.before(async () => {
   current = currentClickHouse(dir, database);
   const admin = connectClickHouse(clickHouseServer(config), null);
   try {
-    await migrate(admin, database);
+    await migrate(admin, database, config.clickhouseCluster);
   } finally {
     await admin.close();
   }
@@ -129,11 +130,14 @@ test.after(async () => {
 });
 
 test('the schema is the same on both', async () => {
+  // On a cluster each table is a Distributed one over its `_local` twin, by design: the tables
+  // queries name, and their columns, are what must match.
+  const engine = config.clickhouseCluster ? '' : ', engine';
   const tables = await same('tables', (client) =>
-    queryRows<{ name: string; engine: string }>(client, `SELECT name, engine FROM system.tables WHERE database = '${database}' ORDER BY name`));
+    queryRows<{ name: string }>(client, `SELECT name${engine} FROM system.tables WHERE database = '${database}' AND NOT endsWith(name, '_local') ORDER BY name`));
   assert.ok(tables.length >= 10, JSON.stringify(tables));
   await same('columns', (client) =>
-    queryRows(client, `SELECT table, name, type FROM system.columns WHERE database = '${database}' ORDER BY table, name`));
+    queryRows(client, `SELECT table, name, type FROM system.columns WHERE database = '${database}' AND NOT endsWith(table, '_local') ORDER BY table, name`));
 });
 
 test('timelines at several granularities, totals and the sentiment', async () => {
@@ -191,8 +195,10 @@ test("the README's analyst queries", async () => {
 });
 
 test("a session's deletion removes its rows on both", async () => {
-  for (const client of engines()) {
-    for (const { table, where } of sessionRows(analysed)) await client.command({ query: `ALTER TABLE ${table} DELETE WHERE ${where}` });
+  // The old engine may be a cluster (CLICKHOUSE_CLUSTER): its deletions go to the local tables.
+  const schemas = [new Schema(database, config.clickhouseCluster), new Schema(database)];
+  for (const [i, client] of engines().entries()) {
+    for (const { table, where } of sessionRows(analysed)) await client.command({ query: schemas[i]!.deleteWhere(table, where) });
   }
   for (const table of ['audio_seconds', 'video_seconds', 'face_seconds', 'speech_segments', 'custom_events']) {
     const count = async (client: ClickHouseClient) => {
