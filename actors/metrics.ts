@@ -118,11 +118,11 @@ export class HostMetrics implements WorkerMetrics {
       },
     });
     new Gauge({
-      name: 'emo_row_messages_waiting',
-      help: 'Row messages published once without an acknowledgement from ROWS, waiting to be sent again (they live only in this process until then)',
+      name: 'emo_row_messages_unacknowledged',
+      help: 'Row messages not yet acknowledged by ROWS, in flight or waiting to be sent again: they live only in this process until then',
       registers,
       collect() {
-        this.set(rows.waiting);
+        this.set(rows.unacknowledged);
       },
     });
     runningTotal(this.registry, 'emo_rows_published_total', 'Result rows stored in the ROWS stream', () => rows.published);

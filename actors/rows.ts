@@ -30,10 +30,8 @@ export class RowPublisher {
   refused = 0;
   private readonly room: RowsRoom;
 
-  /** Row messages waiting to be published again. */
-  get waiting(): number {
-    return this.retries.length;
-  }
+  /** Row messages published but not yet acknowledged by the stream: in flight, or waiting to be sent again. */
+  unacknowledged = 0;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -46,7 +44,11 @@ export class RowPublisher {
   /** `key` tells the rows apart from the session's other rows of this kind (a second, a revision). */
   publish(session: string, kind: RowKind, rows: unknown[], key: string | number): void {
     const pending = { subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length };
-    this.send(pending).catch(() => this.retryLater(pending));
+    this.unacknowledged++;
+    this.send(pending).then(
+      () => this.unacknowledged--,
+      () => this.retryLater(pending),
+    );
   }
 
   /** Publishes and waits for the stream's acknowledgement: for callers that promise durability. */
@@ -79,6 +81,7 @@ export class RowPublisher {
   private retryLater(pending: Pending): void {
     if (this.retries.length >= this.maxPending) {
       this.retries.shift();
+      this.unacknowledged--;
       this.dropped++;
       if (this.dropped % 1000 === 1) this.log.error({ dropped: this.dropped }, 'row buffer full; oldest rows shed');
     }
@@ -94,6 +97,7 @@ export class RowPublisher {
       try {
         await this.send(next);
         this.retries.shift();
+        this.unacknowledged--;
         backoff = 250;
       } catch (error) {
         this.log.warn({ err: error, waiting: this.retries.length }, 'publishing rows failed; retrying');

@@ -131,7 +131,7 @@ async function settled(): Promise<void> {
   await waitUntil('no host holding rows the bus has not acknowledged', async () => {
     for (const host of cluster.hosts) {
       const text = await (await fetch(`${host.metricsUrl}/metrics`)).text();
-      if (Number(/^emo_row_messages_waiting (\d+)/m.exec(text)?.[1] ?? NaN) !== 0) return false;
+      if (Number(/^emo_row_messages_unacknowledged (\d+)/m.exec(text)?.[1] ?? NaN) !== 0) return false;
     }
     return true;
   }, 60_000);
