@@ -102,7 +102,9 @@ export class RowPublisher {
       } catch (error) {
         this.log.warn({ err: error, waiting: this.retries.length }, 'publishing rows failed; retrying');
         await sleep(backoff);
-        backoff = Math.min(backoff * 2, 5000);
+        // At most a second apart: the rows wait only in this process, and a NATS election is
+        // over in a few seconds. One message at a time, so a long outage costs one try a second.
+        backoff = Math.min(backoff * 2, 1000);
       }
     }
     this.retrying = false;

@@ -128,6 +128,7 @@ async function streamCurrent(name: string): Promise<boolean> {
  * bus takes them with it).
  */
 async function settled(): Promise<void> {
+  const since = Date.now();
   await waitUntil('no host holding rows the bus has not acknowledged', async () => {
     for (const host of cluster.hosts) {
       const text = await (await fetch(`${host.metricsUrl}/metrics`)).text();
@@ -143,6 +144,7 @@ async function settled(): Promise<void> {
     }
     return true;
   }, 60_000);
+  console.log(`  settled: every row acknowledged and stored after ${Date.now() - since} ms`);
 }
 
 test.before(async () => {
