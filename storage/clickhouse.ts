@@ -27,8 +27,10 @@ export function clickHouseServer(
 // wrote to has the rows, not when they are queued on the node it was sent to, so an
 // acknowledged row never waits on a node that may be lost; and a subquery of a Distributed
 // table inside a query of one (a page of sessions) reads each shard's local table, which holds
-// all it needs, since both are sharded alike.
-const CLUSTER_SETTINGS = { insert_distributed_sync: 1, distributed_product_mode: 'local' } as const;
+// all it needs, since both are sharded alike. Reads and writes go to the first live replica of
+// each shard, in the cluster's order, so a read sees what was just written (the other replica
+// may not have fetched it yet); with that replica lost, both go to its partner.
+const CLUSTER_SETTINGS = { insert_distributed_sync: 1, distributed_product_mode: 'local', load_balancing: 'in_order' } as const;
 
 /** `null` connects without a database: for creating it. */
 export function connectClickHouse(server: ClickHouseServer, database: string | null, log?: Logger): ClickHouseClient {
