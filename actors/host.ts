@@ -102,7 +102,14 @@ export class ActorHost {
           metrics.videoSecond(analysed, dropped);
           load.videoSecond(analysed, dropped);
         },
-        speechSegmentDropped: () => metrics.speechSegmentDropped(),
+        speechSegmentDropped: () => {
+          metrics.speechSegmentDropped();
+          load.speechDropped();
+        },
+        speechWaited: (seconds: number) => {
+          metrics.speechWaited(seconds);
+          load.speechWaited(seconds);
+        },
         reconnecting: () => metrics.reconnecting(),
         audioShed: (seconds: number) => {
           metrics.audioShed(seconds);

@@ -15,6 +15,8 @@ export interface WorkerMetrics {
   videoSecond(analysed: number, dropped: number): void;
   /** A speech segment was dropped unheard: transcription was behind. */
   speechSegmentDropped(): void;
+  /** A speech segment's transcription starts after it waited `seconds` for the thread. */
+  speechWaited(seconds: number): void;
   /** Voice analysis was behind and skipped `seconds` of a stream's oldest audio. */
   audioShed(seconds: number): void;
   /** A worker connects to its stream again after losing it (or failing to get media). */
@@ -29,6 +31,7 @@ export class HostMetrics implements WorkerMetrics {
   private readonly framesAnalysed: Counter;
   private readonly framesDropped: Counter;
   private readonly speechDropped: Counter;
+  private readonly speechWait: Histogram;
   private readonly audioShedSeconds: Counter;
   private readonly reconnects: Counter;
 
@@ -56,6 +59,12 @@ export class HostMetrics implements WorkerMetrics {
       help: 'Speech segments dropped untranscribed because a session\'s transcription queue was full',
       registers: [registry],
     });
+    this.speechWait = new Histogram({
+      name: 'emo_speech_wait_seconds',
+      help: 'How long each speech segment waited for the transcription thread before its transcription started (over 5 s: the host is behind)',
+      buckets: [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 40],
+      registers: [registry],
+    });
     this.audioShedSeconds = new Counter({
       name: 'emo_audio_shed_seconds_total',
       help: 'Seconds of audio skipped unanalysed because voice analysis was behind (VOICE_MAX_BACKLOG_SECONDS)',
@@ -75,6 +84,10 @@ export class HostMetrics implements WorkerMetrics {
 
   speechSegmentDropped(): void {
     this.speechDropped.inc();
+  }
+
+  speechWaited(seconds: number): void {
+    this.speechWait.observe(seconds);
   }
 
   audioShed(seconds: number): void {
@@ -111,7 +124,7 @@ export class HostMetrics implements WorkerMetrics {
     });
     new Gauge({
       name: 'emo_host_behind',
-      help: 'Whether this host is shedding work (face frames or audio) and so takes no new session (1) or keeps up (0)',
+      help: 'Whether this host is behind (shedding face frames, audio or speech, or speech waiting over 5 s for transcription) and so takes no new session (1) or keeps up (0)',
       registers,
       collect() {
         this.set(behind() ? 1 : 0);

@@ -86,6 +86,7 @@ export class StreamWorker implements Child {
         options.resources.metrics?.speechSegmentDropped();
         log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind');
       },
+      onWaited: (seconds) => options.resources.metrics?.speechWaited(seconds),
       onError: (error) => log.error({ session, err: error }, 'a speech segment could not be transcribed'),
     });
     this.done = this.run().finally(() => this.transcripts.close());

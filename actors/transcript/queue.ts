@@ -14,14 +14,22 @@ export interface TranscriptQueueOptions {
   onRow(row: SpeechSegment): void;
   /** Total dropped so far in this session, after each drop. */
   onDropped(total: number): void;
+  /** A segment's transcription starts after it waited `seconds` behind others (the host's load). */
+  onWaited?(seconds: number): void;
   /** A failed transcription; without this handler the failure is thrown out of the queue's loop. */
   onError?(error: Error): void;
+  now?: () => number;
+}
+
+interface Waiting {
+  segment: SpeechAudio;
+  queuedAt: number;
 }
 
 const toMilliseconds = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 export class TranscriptQueue {
-  private readonly pending: SpeechAudio[] = [];
+  private readonly pending: Waiting[] = [];
   private dropped = 0;
   private running: Promise<void> | undefined;
   private closed = false;
@@ -30,7 +38,7 @@ export class TranscriptQueue {
 
   push(segment: SpeechAudio): void {
     if (this.closed) throw new Error('transcript queue is closed');
-    this.pending.push(segment);
+    this.pending.push({ segment, queuedAt: this.now() });
     if (this.pending.length > this.options.limit) {
       this.pending.shift();
       this.options.onDropped(++this.dropped);
@@ -44,8 +52,14 @@ export class TranscriptQueue {
     await this.running;
   }
 
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
   private async drain(): Promise<void> {
-    for (let segment = this.pending.shift(); segment; segment = this.pending.shift()) {
+    for (let waiting = this.pending.shift(); waiting; waiting = this.pending.shift()) {
+      const { segment, queuedAt } = waiting;
+      this.options.onWaited?.((this.now() - queuedAt) / 1000);
       let text: string;
       try {
         text = await this.options.stt.transcribe(segment.samples);

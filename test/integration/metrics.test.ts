@@ -96,6 +96,11 @@ test('a live session and REST calls show in the metrics of each process', async 
   );
   assert.ok(count(hostSamples, 'emo_frames_dropped_total') >= 0);
   assert.is(count(hostSamples, 'emo_speech_segments_dropped_total'), 0);
+  // Every segment transcribed first waited for the thread; one session's speech waits for no other.
+  const speechWaits = count(hostSamples, 'emo_speech_wait_seconds_count');
+  assert.ok(speechWaits >= count(hostSamples, 'emo_inference_duration_seconds_count', { model: 'speech' }), `${speechWaits} waits`);
+  assert.ok(count(hostSamples, 'emo_speech_wait_seconds_bucket', { le: '1' }) === speechWaits, 'no segment waited over 1 s');
+  assert.is(count(hostSamples, 'emo_host_behind'), 0);
   assert.is(count(hostSamples, 'emo_row_publishes_refused_total'), 0);
   assert.is(count(hostSamples, 'emo_row_messages_dropped_total'), 0);
   const faceSeconds = count(hostSamples, 'emo_inference_duration_seconds_sum', { model: 'face_detector' });

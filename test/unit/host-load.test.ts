@@ -38,4 +38,19 @@ test('a few frames say nothing; any audio shed is behind', () => {
   assert.is(load.behind(), undefined);
 });
 
+test('speech waiting over 5 s for transcription, or any dropped, is behind', () => {
+  const time = clock();
+  const load = new HostLoad(time.now);
+  load.speechWaited(1.2);
+  load.speechWaited(4.9);
+  assert.is(load.behind(), undefined, 'waits up to 5 s are a busy host, not a behind one');
+  load.speechWaited(7.25);
+  assert.match(load.behind() ?? '', /^speech waited 7\.3 s for transcription/);
+  time.advance(11_000);
+  assert.is(load.behind(), undefined);
+  load.speechDropped();
+  load.speechDropped();
+  assert.match(load.behind() ?? '', /^2 speech segments dropped untranscribed/);
+});
+
 test.run();

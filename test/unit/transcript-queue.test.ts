@@ -53,4 +53,27 @@ test('close transcribes everything waiting; silence gives no row', async () => {
   assert.throws(() => queue.push(first!), /closed/);
 });
 
+test('each segment reports how long it waited behind the ones before it', async () => {
+  const stt = await SpeechToText.load(config.modelsDir);
+  const [first, second] = await phrases();
+  const waits: number[] = [];
+  let firstDoneAt = 0;
+  const pushedAt = Date.now();
+  const queue = new TranscriptQueue({
+    session: SESSION,
+    limit: 8,
+    stt,
+    onRow: () => (firstDoneAt ||= Date.now()),
+    onDropped: () => assert.unreachable('nothing is over the limit'),
+    onWaited: (seconds) => waits.push(seconds),
+  });
+  queue.push(first!);
+  queue.push(second!);
+  await queue.close();
+  assert.is(waits.length, 2);
+  assert.ok(waits[0]! < 0.05, `the first starts at once (${waits[0]} s)`);
+  const firstTook = (firstDoneAt - pushedAt) / 1000;
+  assert.ok(waits[1]! >= firstTook - 0.01 && waits[1]! > 0.01, `the second waited for the first: ${waits[1]} s, the first took ${firstTook} s`);
+});
+
 test.run();
