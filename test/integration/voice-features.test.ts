@@ -3,6 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import {
@@ -62,8 +63,14 @@ test.after(async () => {
 });
 
 test('a stream without audio: no audio timeline and no error, while its video is analysed', async () => {
-  // Video intervals prove the session is analysing; audio must still be empty then.
-  await settled(services, `/v1/sessions/${mute.id}/emotions/timeline?granularity=5`, (body: any) => body.timeline.length >= 2);
+  // Video intervals prove the session is analysing; audio must still be empty then. (The live
+  // timeline grows while it is read, so this waits for it to have grown, not to settle.)
+  let timeline: unknown;
+  await waitUntil('two video intervals stored', async () => {
+    const reply = await services.api('GET', `/v1/sessions/${mute.id}/emotions/timeline?granularity=5`);
+    timeline = reply.body;
+    return reply.status === 200 && reply.body.timeline.length >= 2;
+  }, 30_000).catch((error: Error) => assert.unreachable(`${error.message}; last: ${JSON.stringify(timeline)?.slice(0, 500)}`));
   const reply = await services.api('GET', `/v1/sessions/${mute.id}/audio/features?granularity=5`);
   assert.is(reply.status, 200, JSON.stringify(reply.body));
   assert.equal(reply.body, { session: mute.id, timeline: [] });
