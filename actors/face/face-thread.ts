@@ -2,6 +2,7 @@
 // tracking, expressions, per-second rows), with the detector and classifiers batched across
 // streams. onnxruntime-node runs inference on the calling thread, and a batch of frames takes
 // tens of milliseconds: here it never holds up the event loop that reads ffmpeg's pipes.
+import { getPriority, setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import { loadAnalysisModels } from '../models/analysis-models.ts';
@@ -21,6 +22,14 @@ export type FaceRequest =
 export type FaceReply = { type: 'face'; stream: number; row: FaceSecond } | { type: 'video'; stream: number; row: VideoSecond };
 
 const { modelsDir, expressions } = workerData as FaceThreadData;
+/**
+ * When the cores are full, face analysis is what gives way: this many nice steps below the rest
+ * of the host, the thread gets the CPU ffmpeg, the pipes, voice analysis and transcription leave
+ * over, and drops frames (the newest wins), so audio and speech rows stay on time and the face
+ * rate falls first. On Linux a nice value is per thread: pid 0 is this thread only.
+ */
+const FACE_THREAD_NICE_STEPS = 10;
+setPriority(Math.min(19, getPriority() + FACE_THREAD_NICE_STEPS));
 const port = threadPort<FaceRequest, FaceReply>();
 const { faces: models } = await loadAnalysisModels(modelsDir, expressions, port.timer);
 const analyzers = new Map<number, FaceAnalyzer>();

@@ -1,4 +1,5 @@
 // A cluster with no free slot answers 503 at once, and takes sessions again as soon as one ends.
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { waitUntil } from '../../ops/stack/process.ts';
@@ -42,6 +43,29 @@ test('a full cluster answers 503 at once; a stop frees the slot', async () => {
   assert.is(again.status, 201, JSON.stringify(again.body));
   assert.is(again.body.state, 'active');
   assert.is(await count(), 2);
+});
+
+/** The nice value of each thread of a process, by thread id (field 19 of /proc/<pid>/task/<tid>/stat). */
+function threadNiceValues(pid: number): Map<number, number> {
+  const nice = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    nice.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return nice;
+}
+
+test('face analysis gives way when the cores are full: its thread runs 10 nice steps down, the others do not', () => {
+  const host = services.hosts[0]!.pid;
+  const nice = threadNiceValues(host);
+  const threads = JSON.stringify([...nice]);
+  assert.is(nice.get(host), 0, 'the main thread, which reads the pipes');
+  const lowered = [...nice.keys()].filter((tid) => nice.get(tid) !== 0);
+  assert.ok(lowered.length > 0 && lowered.every((tid) => nice.get(tid) === 10), threads);
+  // The host starts the face thread first (what it creates inherits its nice value), then the
+  // transcription and voice threads, which stay at the host's.
+  const startedAfter = [...nice.keys()].filter((tid) => tid > Math.min(...lowered) && nice.get(tid) === 0);
+  assert.ok(startedAfter.length >= 2, threads);
 });
 
 test.run();
