@@ -40,16 +40,25 @@ test.after(async () => {
   await rtmp?.stop();
 });
 
-// The newest revision the index holds: merges may fold older rows away, but a row written
-// for a heartbeat would raise it (every KV write, heartbeats too, raises the revision).
-const indexedRevision = async (id: string) =>
-  Number((await queryRows<{ n: number }>(clickhouse, sql`SELECT max(revision) AS n FROM sessions WHERE id = ${id}`))[0]?.n);
+// The newest revision the index holds, and its worker state: merges may fold older rows away,
+// but a row written for a heartbeat would raise it (every KV write, heartbeats too, raises the
+// revision).
+async function indexed(id: string): Promise<{ revision: number; workerState?: string }> {
+  const [row] = await queryRows<{ n: number; doc: string }>(
+    clickhouse,
+    sql`SELECT max(revision) AS n, argMax(doc, revision) AS doc FROM sessions WHERE id = ${id}`,
+  );
+  return { revision: Number(row?.n), workerState: row?.doc ? JSON.parse(row.doc).workerState : undefined };
+}
+const indexedRevision = async (id: string) => (await indexed(id)).revision;
 
 test('heartbeats add no index rows; create, rename, worker state and stop do, and the list shows the latest', async () => {
   const created = await services.api('POST', '/v1/sessions', { body: { name: 'indexed', streamUri: rtmp.url('index') } });
   assert.is(created.status, 201);
   const id = created.body._id;
   await services.waitForSession(id, (s) => s.meta.workerState === 'working');
+  // The record says working a moment before the index does: the host writes the KV, then the index.
+  await waitUntil('working in the index', async () => (await indexed(id)).workerState === 'working', 10_000);
   const working = await indexedRevision(id);
   const before = await services.api('GET', `/v1/sessions/${id}`);
   // Six heartbeats.
