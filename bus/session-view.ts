@@ -65,7 +65,8 @@ export function indexRow(record: SessionRecord, revision: number): SessionIndexR
 
 /**
  * Whether a change shows in a session list's filters or order, or in what the list shows that
- * the KV cache could not tell: heartbeats (healthCheck, mediaSeconds) do not.
+ * the KV cache could not tell: heartbeats (healthCheck, mediaSeconds) do not; the media count
+ * the owner adds to a finished session does: it is final, and so should the list's copy be.
  */
 export function changesListing(before: SessionRecord, after: SessionRecord): boolean {
   return (
@@ -73,6 +74,7 @@ export function changesListing(before: SessionRecord, after: SessionRecord): boo
     before.state !== after.state ||
     before.workerState !== after.workerState ||
     before.stopReason !== after.stopReason ||
-    before.sensors.length !== after.sensors.length
+    before.sensors.length !== after.sensors.length ||
+    (after.state !== 'active' && before.mediaSeconds !== after.mediaSeconds)
   );
 }

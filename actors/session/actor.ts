@@ -156,7 +156,24 @@ export class SessionActor extends Actor<Message> {
     this.gone = true;
     clearInterval(this.heartbeat);
     await this.supervisor?.stop();
+    await this.recordFinalMedia();
     this.options.onGone(this.id);
+  }
+
+  /**
+   * Whoever finished the session (any host serves a stop) wrote the media count of the last
+   * heartbeat. Once the worker has stopped, the owner adds what arrived since, so a finished
+   * session's `mediaSeconds` covers every row it published. Not for a session another host owns,
+   * or one still active (this host is shutting down: the next owner goes on from the record).
+   */
+  private async recordFinalMedia(): Promise<void> {
+    const media = this.mediaSeconds;
+    const owner = this.options.hostId;
+    await this.options.store
+      .update(this.id, (record) =>
+        record.state === 'finished' && record.owner === owner && record.mediaSeconds < media ? { ...record, mediaSeconds: media } : UNCHANGED,
+      )
+      .catch((error: unknown) => this.log.warn({ err: error }, 'final media count not written'));
   }
 }
 
