@@ -97,6 +97,10 @@ test('the schema is laid out on the cluster, by two services migrating at once',
     await Promise.all([first.close(), second.close()]);
   }
   console.log(`  schema migrated on the cluster in ${Date.now() - started} ms`);
+  // schema_migrations is one replicated table on every node: a node shows what the other
+  // service recorded once it has fetched that insert from the replication log, a moment later.
+  const recorded = () => onEachNode(async (on) => (await queryRows<{ id: number }>(on, 'SELECT DISTINCT id FROM schema_migrations')).length);
+  await waitUntil('every node to fetch the recorded migrations', async () => (await recorded()).every((n) => n === MIGRATIONS.length), 30_000);
   const layouts = await onEachNode(async (on) => ({
     tables: await queryRows<{ name: string; engine: string }>(on, sql`SELECT name, engine FROM system.tables WHERE database = ${DATABASE} ORDER BY name`),
     migrations: (await queryRows<{ id: number }>(on, 'SELECT id FROM schema_migrations FINAL ORDER BY id')).map((row) => Number(row.id)),
