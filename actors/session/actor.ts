@@ -164,9 +164,11 @@ export class SessionActor extends Actor<Message> {
    * Whoever finished the session (any host serves a stop) wrote the media count of the last
    * heartbeat. Once the worker has stopped, the owner adds what arrived since, so a finished
    * session's `mediaSeconds` covers every row it published. Not for a session another host owns,
-   * or one still active (this host is shutting down: the next owner goes on from the record).
+   * or one still active (this host is shutting down: the next owner goes on from the record), so
+   * the host's own copy of the record decides first, and a shutdown asks the bucket nothing.
    */
   private async recordFinalMedia(): Promise<void> {
+    if (this.options.store.records.peek(this.id)?.record.state !== 'finished') return;
     const media = this.mediaSeconds;
     const owner = this.options.hostId;
     await this.options.store
