@@ -9,7 +9,10 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 // Bump when the encoding recipe changes, so cached clips are rebuilt.
-const RECIPE = 1;
+const RECIPE = 2;
+
+// Seconds of fade at each end of a tone clip's audio.
+const SPLICE_FADE = 0.25;
 
 export type ClipVideo =
   | { type: 'testsrc' }
@@ -94,7 +97,12 @@ function audioGraph(spec: ClipSpec, graph: Graph): boolean {
     graph.filters.push(`${label}${normalise}[a${n}]`);
     return `[a${n}]`;
   });
-  graph.filters.push(`${normalised.join('')}concat=n=${normalised.length}:v=0:a=1,apad[a]`);
+  // A looped clip is spliced end to start, and tones run on across the splice: fading them in
+  // and out keeps it from clicking, which a voice-activity model can take for a step of speech.
+  const ends = audio.type === 'tones'
+    ? `afade=t=in:d=${SPLICE_FADE},apad,afade=t=out:st=${spec.seconds - SPLICE_FADE}:d=${SPLICE_FADE}`
+    : 'apad';
+  graph.filters.push(`${normalised.join('')}concat=n=${normalised.length}:v=0:a=1,${ends}[a]`);
   return true;
 }
 
