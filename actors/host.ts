@@ -32,7 +32,7 @@ import { LeaseClock } from './session/lease-clock.ts';
 import { isStale, takeOver } from './session/lifecycle.ts';
 import { UserQuotas } from './session/quotas.ts';
 import { SessionStore } from './session/store.ts';
-import { ThreadedSpeechToText } from './transcript/threaded.ts';
+import { SpeechToTextPool } from './transcript/pool.ts';
 import { VoiceThread } from './voice/threaded.ts';
 
 /** How often the host asks itself whether it keeps up. */
@@ -45,7 +45,7 @@ interface HostParts {
   store: SessionStore;
   rows: RowPublisher;
   admission: AdmissionDeps;
-  resources: WorkerResources & { speechToText: ThreadedSpeechToText };
+  resources: WorkerResources & { speechToText: SpeechToTextPool };
   config: Config;
   log: Logger;
   metrics: HostMetrics;
@@ -82,7 +82,7 @@ export class ActorHost {
     const load = new HostLoad();
     const resources = {
       faces: await FaceThread.start({ modelsDir: config.modelsDir, expressions, observeInference: metrics.observeInference }),
-      speechToText: await ThreadedSpeechToText.start(config.modelsDir, metrics.inference),
+      speechToText: await SpeechToTextPool.start(config.modelsDir, { threads: config.transcriptionThreads, timer: metrics.inference }),
       voice: await VoiceThread.start({
         modelsDir: config.modelsDir,
         maxBacklogSeconds: config.voiceMaxBacklogSeconds,

@@ -146,6 +146,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     streamTlsVerify: read.flag('STREAM_TLS_VERIFY', true),
     streamTlsCaFile: read.optionalText('STREAM_TLS_CA_FILE'),
     transcriptQueueLimit: read.number('TRANSCRIPT_QUEUE_LIMIT', 8, 1),
+    // Threads transcribing speech, shared by the host's sessions; each holds its own copy of
+    // the model (ops/bench/README-capacity.md, "Transcription threads").
+    transcriptionThreads: read.wholeNumber('TRANSCRIPTION_THREADS', 2, 1),
     // Audio a stream may have waiting for voice analysis before its oldest is skipped.
     voiceMaxBacklogSeconds: read.number('VOICE_MAX_BACKLOG_SECONDS', 5, 0.5),
 

@@ -1,5 +1,5 @@
-// Speech-to-text on a worker thread, shared by every session of the host. If the thread dies,
-// the calls in flight fail and the next call starts a fresh thread.
+// Speech-to-text on one worker thread, one segment at a time. If the thread dies, the calls in
+// flight fail and the next call starts a fresh thread.
 import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../models/ts-worker.ts';
 import type { InferenceTimer } from '../models/inference-timer.ts';
@@ -15,6 +15,8 @@ export class ThreadedSpeechToText implements Transcriber {
   private worker?: Promise<Worker>;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
+  /** Transcriptions asked of this thread and not yet answered, counted from the moment of asking. */
+  inFlight = 0;
 
   private constructor(
     private readonly modelsDir: string,
@@ -32,6 +34,21 @@ export class ThreadedSpeechToText implements Transcriber {
   }
 
   async transcribe(samples: Float32Array): Promise<string> {
+    this.inFlight++;
+    try {
+      return await this.ask(samples);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  async close(): Promise<void> {
+    const worker = await this.worker?.catch(() => undefined);
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private async ask(samples: Float32Array): Promise<string> {
     const worker = await this.thread();
     const id = this.nextId++;
     const done = this.timer?.('speech');
@@ -43,12 +60,6 @@ export class ThreadedSpeechToText implements Transcriber {
       this.pending.set(id, { resolve: transcribed, reject });
       worker.postMessage({ id, samples });
     });
-  }
-
-  async close(): Promise<void> {
-    const worker = await this.worker?.catch(() => undefined);
-    this.worker = undefined;
-    await worker?.terminate();
   }
 
   private thread(): Promise<Worker> {

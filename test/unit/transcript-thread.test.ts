@@ -2,6 +2,7 @@ import { readConfig } from '../../bus/config.ts';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ThreadedSpeechToText } from '../../actors/transcript/threaded.ts';
+import { SpeechToTextPool } from '../../actors/transcript/pool.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();
@@ -23,6 +24,30 @@ test('the speech thread transcribes off the main thread, and the event loop keep
   } finally {
     await stt.close();
   }
+});
+
+test('the pool gives each segment to the thread with the fewest in hand, and each answers its own', async () => {
+  const threads = await Promise.all([ThreadedSpeechToText.start(config.modelsDir), ThreadedSpeechToText.start(config.modelsDir)]);
+  const pool = new SpeechToTextPool(threads);
+  try {
+    const samples = pcmToFloat(await jfkPcm());
+    const whole = pool.transcribe(samples);
+    const opening = pool.transcribe(samples.slice(0, 16000 * 4));
+    assert.equal(threads.map((thread) => thread.inFlight), [1, 1]);
+    const third = pool.transcribe(samples.slice(0, 16000 * 4));
+    assert.equal(threads.map((thread) => thread.inFlight).sort(), [1, 2]);
+    const [first, second, last] = await Promise.all([whole, opening, third]);
+    assert.match(first.toLowerCase(), /ask not what your country can do for you/);
+    assert.match(second.toLowerCase(), /fellow americans/);
+    assert.match(last.toLowerCase(), /fellow americans/);
+    assert.equal(threads.map((thread) => thread.inFlight), [0, 0]);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a pool of no threads is refused', () => {
+  assert.throws(() => new SpeechToTextPool([]), /at least one thread/);
 });
 
 test.run();

@@ -1,0 +1,36 @@
+// Speech-to-text over several transcription threads, shared by every session of the host. One
+// thread transcribes one segment at a time, so with a single thread sessions that speak at once
+// wait for each other while a core idles; each segment goes to the thread with the fewest
+// segments in hand.
+import type { InferenceTimer } from '../models/inference-timer.ts';
+import type { Transcriber } from './moonshine.ts';
+import { ThreadedSpeechToText } from './threaded.ts';
+
+export class SpeechToTextPool implements Transcriber {
+  constructor(private readonly threads: readonly ThreadedSpeechToText[]) {
+    if (threads.length === 0) throw new Error('a transcription pool needs at least one thread');
+  }
+
+  /** Starts `threads` threads and waits until each has loaded its model. */
+  static async start(modelsDir: string, options: { threads: number; timer?: InferenceTimer }): Promise<SpeechToTextPool> {
+    const started = await Promise.allSettled(
+      Array.from({ length: options.threads }, () => ThreadedSpeechToText.start(modelsDir, options.timer)),
+    );
+    const threads = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed) {
+      await Promise.all(threads.map((thread) => thread.close()));
+      throw failed.reason;
+    }
+    return new SpeechToTextPool(threads);
+  }
+
+  transcribe(samples: Float32Array): Promise<string> {
+    const idlest = this.threads.reduce((best, thread) => (thread.inFlight < best.inFlight ? thread : best));
+    return idlest.transcribe(samples);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.threads.map((thread) => thread.close()));
+  }
+}
