@@ -27,10 +27,18 @@ export function clickHouseServer(
 // wrote to has the rows, not when they are queued on the node it was sent to, so an
 // acknowledged row never waits on a node that may be lost; and a subquery of a Distributed
 // table inside a query of one (a page of sessions) reads each shard's local table, which holds
-// all it needs, since both are sharded alike. Reads and writes go to the first live replica of
-// each shard, in the cluster's order, so a read sees what was just written (the other replica
-// may not have fetched it yet); with that replica lost, both go to its partner.
-const CLUSTER_SETTINGS = { insert_distributed_sync: 1, distributed_product_mode: 'local', load_balancing: 'in_order' } as const;
+// all it needs, since both are sharded alike. Reads go to the first live replica of each shard,
+// in the cluster's order, whichever node takes them (not to the node's own replica), so every
+// storage service reads the same copy, and a row one wrote is read by the others at once, not
+// once the other replica has fetched it; with that replica lost, they go to its partner. Writes
+// go there too, except that ClickHouse 18.16 writes a shard the receiving node holds into its
+// own copy, which the first replica fetches a moment later.
+const CLUSTER_SETTINGS = {
+  insert_distributed_sync: 1,
+  distributed_product_mode: 'local',
+  load_balancing: 'in_order',
+  prefer_localhost_replica: 0,
+} as const;
 
 /** `null` connects without a database: for creating it. */
 export function connectClickHouse(server: ClickHouseServer, database: string | null, log?: Logger): ClickHouseClient {

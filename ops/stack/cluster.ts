@@ -83,8 +83,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     const storage: ServiceInCluster[] = [];
     for (let i = 0; i < EACH; i++) {
-      // Each storage service prefers another ClickHouse node; all of them are its fallbacks.
-      const urls = [...clickhouse.urls.slice(i), ...clickhouse.urls.slice(0, i)];
+      // Each storage service prefers another shard's first replica, the copy every service
+      // reads, so what it writes is read at once (README, "On a cluster"); every node is a fallback.
+      const firsts = clickhouse.nodes.filter((node) => node.replica === 1).map((node) => node.url);
+      const others = clickhouse.nodes.filter((node) => node.replica !== 1).map((node) => node.url);
+      const turn = i % firsts.length;
+      const urls = [...firsts.slice(turn), ...firsts.slice(0, turn), ...others];
       storage.push(await make('storage', i, { CLICKHOUSE_URL: urls.join(',') }));
     }
     // Storage first: it makes the schema, the streams and the buckets the others use.

@@ -26,6 +26,7 @@ import { migrate, MIGRATIONS } from '../../storage/migrations.ts';
 import { purgeSession } from '../../storage/purge.ts';
 import { Schema } from '../../storage/schema.ts';
 import { StorageService } from '../../storage/service.ts';
+import { columnsOf } from '../../storage/tables.ts';
 import { listSessions } from '../../storage/sessions-index.ts';
 import { sql } from '../../storage/sql.ts';
 import { emotionsTimeline } from '../../storage/timelines.ts';
@@ -186,6 +187,35 @@ test('a session list and its spans read through the Distributed tables', async (
   assert.equal(page.records.map((record) => record.id), [...ids].reverse().slice(10, 20));
   assert.ok(page.hasMore);
   assert.is(await spans(), 25, 'the materialized view counted each session once');
+});
+
+test('every node reads the same replica of a shard, so a row its partner has not fetched yet is seen through all', async () => {
+  // Replication lag held open: no replica fetches what another was given.
+  const fetches = (verb: 'STOP' | 'START') => onEachNode((on) => on.command({ query: `SYSTEM ${verb} FETCHES ${DATABASE}.video_seconds_local` }));
+  const sessions = Array.from({ length: 8 }, () => newSessionId());
+  const inSessions = sql`has(${sessions}, session)`;
+  await fetches('STOP');
+  try {
+    const first = connectClickHouse({ ...server, url: cluster.urls[0]! }, DATABASE);
+    try {
+      await first.insert({ table: 'video_seconds', values: sessions.map((session) => columnsOf('video', video(session, 0))), format: 'JSONEachRow' });
+    } finally {
+      await first.close();
+    }
+    const seen = await Promise.all(cluster.urls.map(async (url) => {
+      const through = connectClickHouse({ ...server, url }, DATABASE);
+      try {
+        return await count(through, `SELECT count() AS n FROM video_seconds WHERE ${inSessions}`);
+      } finally {
+        await through.close();
+      }
+    }));
+    assert.equal(seen, [8, 8, 8, 8], 'read through each node in turn');
+  } finally {
+    await fetches('START');
+  }
+  await waitUntil('the rows fetched by every replica', async () =>
+    (await onEachNode((on) => count(on, `SELECT count() AS n FROM video_seconds WHERE ${inSessions}`))).every((n) => n === 8), 30_000);
 });
 
 test('kill -9 of the node the storage service talks to: writes and reads carry on, no row lost or doubled', async () => {
