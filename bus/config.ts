@@ -2,7 +2,7 @@
 // and passes what it read down; nothing else touches process.env, so the README's table of
 // variables is this file.
 import { resolve } from 'node:path';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 
 const projectRoot = resolve(import.meta.dirname, '..');
 
@@ -147,8 +147,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     streamTlsCaFile: read.optionalText('STREAM_TLS_CA_FILE'),
     transcriptQueueLimit: read.number('TRANSCRIPT_QUEUE_LIMIT', 8, 1),
     // Threads transcribing speech, shared by the host's sessions; each holds its own copy of
-    // the model (ops/bench/README-capacity.md, "Transcription threads").
-    transcriptionThreads: read.wholeNumber('TRANSCRIPTION_THREADS', 2, 1),
+    // the model. Half the cores: on two, a second thread took its core from face analysis
+    // (ops/bench/README-capacity.md, "Transcription threads").
+    transcriptionThreads: read.wholeNumber('TRANSCRIPTION_THREADS', Math.max(1, Math.floor(availableParallelism() / 2)), 1),
     // Audio a stream may have waiting for voice analysis before its oldest is skipped.
     voiceMaxBacklogSeconds: read.number('VOICE_MAX_BACKLOG_SECONDS', 5, 0.5),
 
