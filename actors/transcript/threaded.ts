@@ -15,8 +15,7 @@ export class ThreadedSpeechToText implements Transcriber {
   private worker?: Promise<Worker>;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
-  /** Transcriptions asked of this thread and not yet answered, counted from the moment of asking. */
-  inFlight = 0;
+  private asked = 0;
 
   private constructor(
     private readonly modelsDir: string,
@@ -33,12 +32,17 @@ export class ThreadedSpeechToText implements Transcriber {
     return stt;
   }
 
+  /** Transcriptions asked of this thread and not yet answered, counted from the moment of asking. */
+  get inFlight(): number {
+    return this.asked;
+  }
+
   async transcribe(samples: Float32Array): Promise<string> {
-    this.inFlight++;
+    this.asked++;
     try {
       return await this.ask(samples);
     } finally {
-      this.inFlight--;
+      this.asked--;
     }
   }
 
