@@ -1,7 +1,7 @@
 // Speech-to-text over several transcription threads, shared by every session of the host. One
 // thread transcribes one segment at a time, so with a single thread sessions that speak at once
-// wait for each other while a core idles; each segment goes to the thread with the fewest
-// segments in hand.
+// wait for each other however many cores are free; each segment goes to the thread with the
+// fewest segments in hand.
 import type { InferenceTimer } from '../models/inference-timer.ts';
 import type { Transcriber } from './moonshine.ts';
 import { ThreadedSpeechToText } from './threaded.ts';
