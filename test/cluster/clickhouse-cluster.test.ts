@@ -33,8 +33,9 @@ import { emotionsTimeline } from '../../storage/timelines.ts';
 
 const config = readConfig();
 const log = createLog(config);
-const quiet = log.child({ component: 'clickhouse-cluster-test' });
-quiet.level = 'silent';
+// Its warnings (a node unreachable, a batch refused) explain a failure here.
+const storageLog = log.child({ component: 'clickhouse-cluster-test' });
+storageLog.level = 'warn';
 
 const DATABASE = 'emotions_cluster';
 const dir = join(config.varDir, 'test', `clickhouse-cluster-${process.pid}`);
@@ -141,7 +142,7 @@ test('rows the storage writer stores are read back, each once, from every node',
     rowsStreamMaxBytes: 64 * 1024 * 1024,
     natsReplicas: 1,
     sessionMaxSeconds: config.sessionMaxSeconds,
-  }, quiet);
+  }, storageLog);
   client = connectClickHouse(server, DATABASE);
   const sessions = Array.from({ length: 8 }, () => newSessionId());
   for (const session of sessions) {
@@ -222,6 +223,8 @@ test('kill -9 of the node the storage service talks to: writes and reads carry o
   const victim = cluster.nodes[0]!;
   const sessions = Array.from({ length: 4 }, () => newSessionId());
   const published = new Map(sessions.map((session) => [session, 0]));
+  const stored = (session: string) => count(client, sql`SELECT count() AS n FROM video_seconds FINAL WHERE session = ${session}`);
+  const progress = async () => `published ${JSON.stringify([...published.values()])}, stored ${JSON.stringify(await Promise.all(sessions.map(stored)))}`;
   let writing = true;
   // 40 rows a second, each session's seconds in order, each publish acknowledged by NATS.
   const writer = (async () => {
@@ -249,23 +252,27 @@ test('kill -9 of the node the storage service talks to: writes and reads carry o
       await sleep(100);
     }
   })();
-  const stored = (session: string) => count(client, sql`SELECT count() AS n FROM video_seconds FINAL WHERE session = ${session}`);
-  await waitUntil('rows flowing', async () => (await stored(sessions[0]!)) >= 10, 20_000);
-
-  await victim.kill();
-  const killedAt = Date.now();
-  const afterKill = published.get(sessions[0]!)! + 1;
-  await waitUntil('a row published after the kill stored', async () => (await stored(sessions[0]!)) >= afterKill, 30_000);
-  const failoverMs = Date.now() - killedAt;
-  await sleep(3000);
-  writing = false;
+  let failoverMs: number;
+  try {
+    await waitUntil('rows flowing', async () => (await stored(sessions[0]!)) >= 10, 20_000);
+    await victim.kill();
+    const killedAt = Date.now();
+    const afterKill = published.get(sessions[0]!)! + 1;
+    await waitUntil('a row published after the kill stored', async () => (await stored(sessions[0]!)) >= afterKill, 30_000)
+      .catch(async (error: Error) => assert.unreachable(`${error.message}: ${await progress()}`));
+    failoverMs = Date.now() - killedAt;
+    await sleep(3000);
+  } finally {
+    // Whatever failed, nothing of this test goes on into the next.
+    writing = false;
+    reading = false;
+    await Promise.allSettled([writer, reader]);
+  }
   await writer;
   await waitUntil('every published row stored', async () => {
     const counts = await Promise.all(sessions.map(stored));
     return counts.every((n, i) => n === published.get(sessions[i]!));
-  }, 30_000);
-  reading = false;
-  await reader;
+  }, 30_000).catch(async (error: Error) => assert.unreachable(`${error.message}: ${await progress()}`));
   for (const session of sessions) {
     const [row] = await queryRows<{ rows: number; seconds: number; last: number }>(client,
       sql`SELECT count() AS rows, uniqExact(second) AS seconds, max(second) AS last FROM video_seconds FINAL WHERE session = ${session}`);
@@ -301,6 +308,8 @@ test('kill -9 of the node the storage service talks to: writes and reads carry o
 });
 
 test('a session is purged from every shard and replica, also with a node down', async () => {
+  // From a whole cluster, even if the test before failed with its node down.
+  await Promise.all(cluster.nodes.map((each) => each.start()));
   const session = newSessionId();
   const createdAt = parseInt(session.slice(0, 8), 16) * 1000;
   await publish(session, 'video', Array.from({ length: 20 }, (_, second) => video(session, second)));
