@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../bus/config.ts';
@@ -49,7 +49,14 @@ let storage: StorageService | undefined;
 /** Through every node, the first one first: as the storage service sees them. */
 let client: ClickHouseClient;
 let server: ClickHouseServer;
-let ok = false;
+let failed = false;
+
+/** A test of this file; after any failure the cluster's data is kept and its nodes reported. */
+const step = (name: string, run: () => Promise<void>) =>
+  test(name, () => run().catch((error: unknown) => {
+    failed = true;
+    throw error;
+  }));
 
 const node = (url: string) => connectClickHouse({ url, username: 'default', password: '' }, DATABASE);
 const count = async (on: ClickHouseClient, query: string) => Number((await queryRows<{ n: number }>(on, query))[0]?.n ?? 0);
@@ -81,15 +88,28 @@ test.before(async () => {
 });
 
 test.after(async () => {
+  if (failed) await reportNodes();
   await storage?.stop().catch(() => {});
   await client?.close();
   await nc?.drain();
   await cluster?.stop();
   await nats?.stop();
-  if (ok) rmSync(dir, { recursive: true, force: true });
+  if (!failed) rmSync(dir, { recursive: true, force: true });
 });
 
-test('the schema is laid out on the cluster, by two services migrating at once', async () => {
+/** After a failure: whether each node answers, and the last errors it logged. */
+async function reportNodes(): Promise<void> {
+  for (const each of cluster?.nodes ?? []) {
+    const answers = await fetch(`${each.url}/ping`).then((reply) => reply.ok, () => false);
+    let errors: string[] = [];
+    try {
+      errors = readFileSync(join(dir, 'clickhouse', each.name, 'server.err.log'), 'utf8').split('\n').filter((line) => /<(Error|Fatal)>/.test(line)).slice(-5);
+    } catch {}
+    console.log(`${each.name} (${each.url}) ${answers ? 'answers' : 'does not answer'}; its last errors:\n  ${errors.map((line) => line.slice(0, 300)).join('\n  ')}`);
+  }
+}
+
+step('the schema is laid out on the cluster, by two services migrating at once', async () => {
   const started = Date.now();
   const first = connectClickHouse(server, null);
   const second = connectClickHouse({ ...server, url: [...cluster.urls].reverse().join(',') }, null);
@@ -120,7 +140,7 @@ test('the schema is laid out on the cluster, by two services migrating at once',
   }
 });
 
-test('a column added by a migration reaches the local and the Distributed table on every node', async () => {
+step('a column added by a migration reaches the local and the Distributed table on every node', async () => {
   const admin = connectClickHouse(server, DATABASE);
   try {
     const alter = new Schema(DATABASE, cluster.name).alter({ name: 'video_seconds', shardBy: 'cityHash64(session)' }, 'ADD COLUMN probe UInt8');
@@ -133,7 +153,7 @@ test('a column added by a migration reaches the local and the Distributed table 
   assert.equal(columns, [2, 2, 2, 2]);
 });
 
-test('rows the storage writer stores are read back, each once, from every node', async () => {
+step('rows the storage writer stores are read back, each once, from every node', async () => {
   storage = await StorageService.start(await connectBus('clickhouse-cluster storage', nats.url, log), {
     id: `clickhouse-cluster-storage-${process.pid}`,
     clickhouse: server,
@@ -168,7 +188,7 @@ test('rows the storage writer stores are read back, each once, from every node',
   assert.equal(timeline.map((entry) => [entry.start, entry.detectedFaces, entry.emotions.exaltation!.quantity]), [[0, 2, 1], [10, 2, 1], [20, 2, 1]]);
 });
 
-test('a session list and its spans read through the Distributed tables', async () => {
+step('a session list and its spans read through the Distributed tables', async () => {
   const user = `user-${process.pid}`;
   const base = Date.now() - 100_000;
   const ids: string[] = [];
@@ -190,7 +210,7 @@ test('a session list and its spans read through the Distributed tables', async (
   assert.is(await spans(), 25, 'the materialized view counted each session once');
 });
 
-test('every node reads the same replica of a shard, so a row its partner has not fetched yet is seen through all', async () => {
+step('every node reads the same replica of a shard, so a row its partner has not fetched yet is seen through all', async () => {
   // Replication lag held open: no replica fetches what another was given.
   const fetches = (verb: 'STOP' | 'START') => onEachNode((on) => on.command({ query: `SYSTEM ${verb} FETCHES ${DATABASE}.video_seconds_local` }));
   const sessions = Array.from({ length: 8 }, () => newSessionId());
@@ -219,7 +239,7 @@ test('every node reads the same replica of a shard, so a row its partner has not
     (await onEachNode((on) => count(on, `SELECT count() AS n FROM video_seconds WHERE ${inSessions}`))).every((n) => n === 8), 30_000);
 });
 
-test('kill -9 of the node the storage service talks to: writes and reads carry on, no row lost or doubled', async () => {
+step('kill -9 of the node the storage service talks to: writes and reads carry on, no row lost or doubled', async () => {
   const victim = cluster.nodes[0]!;
   const sessions = Array.from({ length: 4 }, () => newSessionId());
   const published = new Map(sessions.map((session) => [session, 0]));
@@ -307,7 +327,7 @@ test('kill -9 of the node the storage service talks to: writes and reads carry o
     ` restarted, caught up in ${catchUpMs} ms`);
 });
 
-test('a session is purged from every shard and replica, also with a node down', async () => {
+step('a session is purged from every shard and replica, also with a node down', async () => {
   // From a whole cluster, even if the test before failed with its node down.
   await Promise.all(cluster.nodes.map((each) => each.start()));
   const session = newSessionId();
@@ -339,7 +359,6 @@ test('a session is purged from every shard and replica, also with a node down', 
   } finally {
     await on.close();
   }
-  ok = true;
 });
 
 test.run();
