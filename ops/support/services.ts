@@ -4,9 +4,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { readConfig } from '../../bus/config.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { waitForHealth } from '../../bus/health.ts';
+import { call } from '../../bus/rpc.ts';
+import { buckets } from '../../bus/subjects.ts';
 import { startService, waitUntil, type Service } from '../stack/process.ts';
 import { freePort } from '../stack/ports.ts';
 
@@ -154,14 +158,22 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     return last;
   };
 
-  const stop = async () => {
-    // Finish what this file left running, so no later host takes its sessions over.
-    for (const user of Object.values(users)) {
-      const active = await api('GET', '/v1/sessions?state=active&limit=100', { token: user.token }).catch(() => undefined);
-      for (const session of active?.body?.data ?? []) {
-        await api('POST', `/v1/sessions/${session._id}/stop`, { token: user.token }).catch(() => undefined);
-      }
+  // Every session still active, whoever created it (test files run one after another, so it is
+  // this file's or one an earlier file left): finished while a host of this file can serve the
+  // stop, so that no host of a later file takes it over and goes on pulling a stream that is gone.
+  const finishActiveSessions = async () => {
+    const kv = await new Kvm(bus).open(buckets.sessions);
+    for await (const key of await kv.keys()) {
+      const entry = await kv.get(key);
+      if (entry?.operation !== 'PUT') continue;
+      const { id, user, product, state } = entry.json<SessionRecord>();
+      if (state !== 'active') continue;
+      await call(bus, 'sessions.stop', { caller: { user, product }, session: id }, 5000).catch(() => {});
     }
+  };
+
+  const stop = async () => {
+    await finishActiveSessions().catch(() => {});
     await gateway?.stop();
     await Promise.all(hosts.map((host) => host.stop()));
     await storage?.stop();
