@@ -30,7 +30,7 @@ test('a full cluster answers 503 at once; a stop frees the slot', async () => {
   assert.equal(Object.keys(refused.body).sort(), ['code', 'error', 'message', 'status']);
   assert.equal([refused.body.error, refused.body.status, refused.body.code], [true, 503, 'overloaded']);
   // At once: not after the bus request timeout (5 s).
-  assert.ok(elapsed < 2000, `503 took ${elapsed} ms`);
+  assert.ok(elapsed < 4000, `503 took ${elapsed} ms`);
   assert.is(await count(), 1, 'the refused request created nothing');
 
   const stopped = await services.api('POST', `/v1/sessions/${first.body._id}/stop`);
