@@ -63,7 +63,7 @@ function runFile(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
       const passed = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? 0);
       const failures = [...text.matchAll(/^\s*FAIL\s+(.*)\n\s*(.*)/gm)].map(([, name, reason]) => `${file} ${name}: ${reason}`);
       // A file that ended badly without counting its tests counts as one failure.
-      const crashed = total === 0 || code !== 0 && failures.length === 0;
+      const crashed = total === 0 || (code !== 0 && failures.length === 0);
       if (crashed) {
         const tail = text.trimEnd().split('\n').slice(-CRASH_LINES).join('\n    ');
         failures.push(`${file} ended (${signal ?? `exit code ${code}`}) before its tests were counted:\n    ${tail}`);

@@ -288,6 +288,7 @@ step('kill -9 of the node the storage service talks to: writes and reads carry o
     reading = false;
     await Promise.allSettled([writer, reader]);
   }
+  // A publish the bus refused fails the test.
   await writer;
   assert.is(reads.failed, 0, 'every read answered');
   // A part the victim committed as it died, before its partner fetched it, is on the victim's
