@@ -1,7 +1,8 @@
 // `npm run cluster`: the whole service as a small cluster on this machine (ops/stack/cluster.ts),
 // its data under var/cluster. Prints where each part answers and a bearer token; Ctrl-C stops
 // it all. Service processes that die are started again, as systemd would; a NATS or ClickHouse
-// node that dies is reported and left down, so what the loss of one does can be watched.
+// node that crashes is started again, one killed from outside is left down, so what the loss of
+// one does can be watched (ops/stack/cluster-node.ts).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../bus/config.ts';
@@ -15,10 +16,8 @@ const tokensFile = config.authTokensFile ?? join(dir, 'tokens.json');
 
 let cluster: Cluster | undefined;
 const supervisors: Supervised[] = [];
-let stopping = false;
 
 async function stopAll(): Promise<void> {
-  stopping = true;
   await Promise.all(supervisors.map((supervisor) => supervisor.stop()));
   await cluster?.stop();
 }
@@ -41,9 +40,6 @@ try {
       return member.current()!;
     };
     supervisors.push(supervise(member.current()!, restart, (message) => console.error(message)));
-  }
-  for (const node of [...cluster.nats.nodes, ...cluster.clickhouse.nodes]) {
-    void node.exited().then(() => stopping || console.error(`${node.name} exited; the cluster carries on without it (its data: ${dir})`));
   }
   const [first] = cluster.gateways;
   console.log(`

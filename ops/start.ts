@@ -88,7 +88,7 @@ Ctrl-C stops everything.`);
   for (const service of [nats, clickhouse]) {
     void service.exited.then((code) => {
       if (stopping) return;
-      console.error(`${service.name} exited (code ${code}); stopping everything. See ${dataDir}.`);
+      console.error(`${service.name} exited (${code}); stopping everything. See ${dataDir}.`);
       void stopAll().finally(() => process.exit(1));
     });
   }

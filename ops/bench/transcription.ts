@@ -86,7 +86,7 @@ async function startHosts(count: number): Promise<Host[]> {
         serialization: 'advanced',
       });
       const exited = once(child, 'exit').then(([code]) => {
-        throw new Error(`transcription host exited with code ${code}`);
+        throw new Error(`transcription host exited (${code})`);
       });
       const host = { child, next: () => Promise.race([once(child, 'message').then(([message]) => message), exited]) };
       await host.next(); // 'ready'

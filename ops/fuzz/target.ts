@@ -22,7 +22,7 @@ interface SessionState {
 export class FuzzTarget {
   /** The state after the last case, to compare the next refused one against. */
   last!: Snapshot;
-  private readonly dead = new Map<string, number | null>();
+  private readonly dead = new Map<string, number | NodeJS.Signals | null>();
 
   private constructor(
     readonly services: Services,

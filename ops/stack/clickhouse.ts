@@ -46,7 +46,7 @@ export async function startClickHouse(options: ClickHouseOptions): Promise<Servi
   await Promise.race([
     waitUntil('clickhouse-server', ready, 60_000),
     service.exited.then((code) => {
-      throw new Error(`clickhouse-server exited with code ${code}; see ${join(options.dir, 'server.err.log')}`);
+      throw new Error(`clickhouse-server exited (${code}); see ${join(options.dir, 'server.err.log')}`);
     }),
   ]);
   return { ...service, url };

@@ -1,5 +1,8 @@
 // A server of a local cluster that can be lost like a machine (SIGKILL: nothing flushed,
-// nothing said to the others) and started again on the same data, to rejoin.
+// nothing said to the others) and started again on the same data, to rejoin. One that crashes
+// (a fault, an abort, an error exit) is started again at once, as systemd's Restart=on-failure
+// would in production: a crash must cost its seconds, not the cluster. One killed from outside
+// (kill -9, kill) stays down, so what its loss does can be watched.
 import type { Service } from './process.ts';
 
 export interface ClusterNode {
@@ -8,29 +11,59 @@ export interface ClusterNode {
   start(): Promise<void>;
   kill(): Promise<void>;
   stop(): Promise<void>;
-  /** Resolves when the running process exits. */
-  exited(): Promise<unknown>;
+  /** The running process's, if it runs. */
+  pid(): number | undefined;
 }
 
-/** `launch` starts the server on its data and resolves once it answers. */
-export function clusterNode(name: string, launch: () => Promise<Service>): ClusterNode {
+const KILLED_FROM_OUTSIDE = new Set<unknown>(['SIGKILL', 'SIGTERM', 'SIGINT']);
+
+/** `launch` starts the server on its data and resolves once it answers; `report` hears of
+ *  every exit the node did not ask for. */
+export function clusterNode(
+  name: string,
+  launch: () => Promise<Service>,
+  report: (message: string) => void = (message) => console.error(message),
+): ClusterNode {
   let service: Service | undefined;
+  // Whether it should be running: a restart that ends after a stop or kill is undone.
+  let wanted = false;
+
+  const run = async (): Promise<void> => {
+    const started = await launch();
+    if (!wanted) return started.stop();
+    service = started;
+    void started.exited.then((end) => {
+      if (service !== started) return;
+      service = undefined;
+      if (KILLED_FROM_OUTSIDE.has(end)) return report(`${name} was killed (${end}); it stays down`);
+      report(`${name} crashed (${end}); starting it again`);
+      run().catch((error: Error) => report(`${name} did not start again: ${error.message}`));
+    });
+  };
+
+  const release = (): Service | undefined => {
+    wanted = false;
+    const current = service;
+    service = undefined;
+    return current;
+  };
+
   return {
     name,
     async start() {
-      service ??= await launch();
+      wanted = true;
+      if (!service) await run();
     },
     async stop() {
-      await service?.stop();
-      service = undefined;
+      await release()?.stop();
     },
     async kill() {
-      if (!service) return;
+      const current = release();
+      if (!current) return;
       // The whole process group, as stop() does: a server's forked helpers die with it.
-      process.kill(-service.pid, 'SIGKILL');
-      await service.stop();
-      service = undefined;
+      process.kill(-current.pid, 'SIGKILL');
+      await current.stop();
     },
-    exited: () => service?.exited ?? Promise.resolve(null),
+    pid: () => service?.pid,
   };
 }

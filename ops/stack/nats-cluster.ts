@@ -50,7 +50,7 @@ function natsNode(options: NatsOptions & { cluster: NonNullable<NatsOptions['clu
   const launch = async () => {
     const service = launchNats(options);
     const died = service.exited.then((code) => {
-      throw new Error(`${service.name} exited with code ${code}: ${service.output()}`);
+      throw new Error(`${service.name} exited (${code}): ${service.output()}`);
     });
     // Only the race listens: a later exit (a kill) is not an error.
     died.catch(() => {});

@@ -10,8 +10,9 @@ import { portOpen } from './ports.ts';
 export interface Service {
   name: string;
   pid: number;
-  /** Resolves with the exit code (null after a signal) once the process has exited. */
-  exited: Promise<number | null>;
+  /** Resolves once the process has exited: with its exit code, or the signal that ended it
+   *  (null if it never started). */
+  exited: Promise<number | NodeJS.Signals | null>;
   /** The end of what it printed, for error messages. */
   output(): string;
   stop(): Promise<void>;
@@ -45,10 +46,10 @@ export function startService(
   }
   child.once('error', (error) => keep(Buffer.from(`failed to start ${command}: ${error.message}\n`)));
   let running = child.pid !== undefined;
-  const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => {
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => {
+    child.once('exit', (code, signal) => {
       running = false;
-      resolve(code);
+      resolve(code ?? signal);
     });
     child.once('error', () => {
       running = false;

@@ -29,7 +29,7 @@ export function supervise(
       const code = await service.exited;
       if (stopped) return;
       if (Date.now() - startedAt > HEALTHY_AFTER_MS) delay = FIRST_DELAY_MS;
-      report(`${service.name} exited (code ${code}); restarting in ${delay / 1000} s`);
+      report(`${service.name} exited (${code}); restarting in ${delay / 1000} s`);
       await sleep(delay);
       delay = Math.min(delay * 2, MAX_DELAY_MS);
       if (stopped) return;

@@ -35,7 +35,7 @@ export async function startZooKeeper(options: ZooKeeperOptions): Promise<ZooKeep
   await Promise.race([
     waitUntil('zookeeper', () => serving(options.port), 60_000),
     service.exited.then((code) => {
-      throw new Error(`zookeeper exited with code ${code}:\n${service.output()}`);
+      throw new Error(`zookeeper exited (${code}):\n${service.output()}`);
     }),
   ]);
   return { ...service, host: '127.0.0.1', port: options.port };
