@@ -1,7 +1,8 @@
-// The systemd units of ops/production/systemd pass systemd's own check: known sections and
-// keys, values that parse, and commands that exist on this machine.
+// The systemd units of ops/production/systemd, and its drop-in over Debian's ClickHouse unit,
+// pass systemd's own check: known sections and keys, values that parse, and commands that
+// exist on this machine.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -33,6 +34,29 @@ test('a unit with a mistake is caught by the same check', () => {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+});
+
+// Debian's unit as the package installs it, with the drop-in beside it where systemd looks.
+function verifyClickHouseWith(dropIn: string): ReturnType<typeof spawnSync> {
+  const scratch = mkdtempSync(join(tmpdir(), 'units-'));
+  try {
+    const unit = join(scratch, 'clickhouse-server.service');
+    writeFileSync(unit, readFileSync('/lib/systemd/system/clickhouse-server.service', 'utf8'));
+    mkdirSync(`${unit}.d`);
+    writeFileSync(join(`${unit}.d`, 'restart.conf'), dropIn);
+    return spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+test('the drop-in that restarts a crashed ClickHouse passes the check over Debian\'s unit, and a mistake in it does not', () => {
+  const dropIn = readFileSync(join(dir, 'clickhouse-server.service.d', 'restart.conf'), 'utf8');
+  assert.match(dropIn, /^Restart=on-failure$/m);
+  const result = verifyClickHouseWith(dropIn);
+  assert.is(result.status, 0, String(result.stderr));
+  assert.is(String(result.stderr).trim(), '');
+  assert.match(String(verifyClickHouseWith(dropIn.replace('Restart=on-failure', 'Restart=sometimes')).stderr), /restart.conf.*restart specifier/);
 });
 
 test.run();
