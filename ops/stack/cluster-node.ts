@@ -27,8 +27,10 @@ export function clusterNode(
   let service: Service | undefined;
   // Whether it should be running: a restart that ends after a stop or kill is undone.
   let wanted = false;
+  // A start in progress, which a stop waits for: nothing may outlive the stack.
+  let starting: Promise<void> | undefined;
 
-  const run = async (): Promise<void> => {
+  const launchAndWatch = async (): Promise<void> => {
     const started = await launch();
     if (!wanted) return started.stop();
     service = started;
@@ -40,9 +42,12 @@ export function clusterNode(
       run().catch((error: Error) => report(`${name} did not start again: ${error.message}`));
     });
   };
+  const run = (): Promise<void> => (starting ??= launchAndWatch().finally(() => (starting = undefined)));
 
-  const release = (): Service | undefined => {
+  /** No longer wanted: returns the running process, once any start in progress has ended. */
+  const release = async (): Promise<Service | undefined> => {
     wanted = false;
+    await starting?.catch(() => {});
     const current = service;
     service = undefined;
     return current;
@@ -55,10 +60,10 @@ export function clusterNode(
       if (!service) await run();
     },
     async stop() {
-      await release()?.stop();
+      await (await release())?.stop();
     },
     async kill() {
-      const current = release();
+      const current = await release();
       if (!current) return;
       // The whole process group, as stop() does: a server's forked helpers die with it.
       process.kill(-current.pid, 'SIGKILL');
