@@ -17,13 +17,10 @@ export interface ClusterNode {
 
 const KILLED_FROM_OUTSIDE = new Set<unknown>(['SIGKILL', 'SIGTERM', 'SIGINT']);
 
-/** `launch` starts the server on its data and resolves once it answers; `report` hears of
- *  every exit the node did not ask for. */
-export function clusterNode(
-  name: string,
-  launch: () => Promise<Service>,
-  report: (message: string) => void = (message) => console.error(message),
-): ClusterNode {
+/** `launch` starts the server on its data and resolves once it answers. Every exit the node
+ *  did not ask for is reported on stderr. */
+export function clusterNode(name: string, launch: () => Promise<Service>): ClusterNode {
+  const report = (message: string) => console.error(message);
   let service: Service | undefined;
   // Whether it should be running: a restart that ends after a stop or kill is undone.
   let wanted = false;
