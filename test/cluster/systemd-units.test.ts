@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
@@ -24,39 +24,40 @@ for (const unit of units) {
   });
 }
 
-test('a unit with a mistake is caught by the same check', () => {
+/** Writes `files` (path in a scratch folder -> text) and verifies the first: systemd reads a
+ *  unit's drop-ins from `<unit>.d/` beside it. */
+function verifyWritten(files: Record<string, string>): { status: number | null; stderr: string } {
   const scratch = mkdtempSync(join(tmpdir(), 'units-'));
   try {
-    const broken = join(scratch, 'emo-broken.service');
-    writeFileSync(broken, readFileSync(join(dir, 'emo-gateway.service'), 'utf8').replace('Restart=always', 'Restart=sometimes'));
-    const result = spawnSync('systemd-analyze', ['verify', broken], { encoding: 'utf8' });
-    assert.match(result.stderr, /restart specifier/);
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-});
-
-// Debian's unit as the package installs it, with the drop-in beside it where systemd looks.
-function verifyClickHouseWith(dropIn: string): ReturnType<typeof spawnSync> {
-  const scratch = mkdtempSync(join(tmpdir(), 'units-'));
-  try {
-    const unit = join(scratch, 'clickhouse-server.service');
-    writeFileSync(unit, readFileSync('/lib/systemd/system/clickhouse-server.service', 'utf8'));
-    mkdirSync(`${unit}.d`);
-    writeFileSync(join(`${unit}.d`, 'restart.conf'), dropIn);
-    return spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(scratch, path)), { recursive: true });
+      writeFileSync(join(scratch, path), text);
+    }
+    return spawnSync('systemd-analyze', ['verify', join(scratch, Object.keys(files)[0]!)], { encoding: 'utf8' });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
 }
 
+test('a unit with a mistake is caught by the same check', () => {
+  const gateway = readFileSync(join(dir, 'emo-gateway.service'), 'utf8');
+  assert.match(verifyWritten({ 'emo-broken.service': gateway.replace('Restart=always', 'Restart=sometimes') }).stderr, /restart specifier/);
+});
+
+// Debian's unit as the package installs it, with the drop-in beside it.
+const verifyClickHouseWith = (dropIn: string) =>
+  verifyWritten({
+    'clickhouse-server.service': readFileSync('/lib/systemd/system/clickhouse-server.service', 'utf8'),
+    'clickhouse-server.service.d/restart.conf': dropIn,
+  });
+
 test('the drop-in that restarts a crashed ClickHouse passes the check over Debian\'s unit, and a mistake in it does not', () => {
   const dropIn = readFileSync(join(dir, 'clickhouse-server.service.d', 'restart.conf'), 'utf8');
   assert.match(dropIn, /^Restart=on-failure$/m);
   const result = verifyClickHouseWith(dropIn);
-  assert.is(result.status, 0, String(result.stderr));
-  assert.is(String(result.stderr).trim(), '');
-  assert.match(String(verifyClickHouseWith(dropIn.replace('Restart=on-failure', 'Restart=sometimes')).stderr), /restart.conf.*restart specifier/);
+  assert.is(result.status, 0, result.stderr);
+  assert.is(result.stderr.trim(), '');
+  assert.match(verifyClickHouseWith(dropIn.replace('Restart=on-failure', 'Restart=sometimes')).stderr, /restart.conf.*restart specifier/);
 });
 
 test.run();
