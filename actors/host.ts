@@ -19,9 +19,10 @@ import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
 import { expressionSettingsOf } from './face/expression-reader.ts';
 import { FaceThread } from './face/threaded.ts';
-import { HostLoad } from './host-load.ts';
+import { HostLoad, WINDOW_MS } from './host-load.ts';
 import type { HostMetrics } from './metrics.ts';
 import { MODEL_FILES } from './models/files.ts';
+import { NewSessions } from './new-sessions.ts';
 import { assertModels } from './models/required.ts';
 import { RowPublisher } from './rows.ts';
 import { SessionActor } from './session/actor.ts';
@@ -50,6 +51,7 @@ interface HostParts {
   log: Logger;
   metrics: HostMetrics;
   load: HostLoad;
+  newSessions: NewSessions;
 }
 
 export class ActorHost {
@@ -128,7 +130,8 @@ export class ActorHost {
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
     };
-    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log, metrics, load });
+    const newSessions = new NewSessions(config.hostAdmissionBurst, WINDOW_MS);
+    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log, metrics, load, newSessions });
     await host.run();
     return host;
   }
@@ -152,17 +155,17 @@ export class ActorHost {
   }
 
   /**
-   * Listens for new sessions only while a slot is free and the host keeps up with the sessions
-   * it has: a full or busy cluster answers 503 at once.
+   * Listens for new sessions only while a slot is free, the host keeps up with the sessions it
+   * has, and it has not just taken as many as its load signal can judge at once: a full or busy
+   * cluster answers 503 at once.
    */
   private updateCapacity(): void {
     const behind = this.parts.load.behind();
-    if (behind !== this.behind) {
-      if (behind) this.parts.log.warn({ sessions: this.actors.size, behind }, 'host behind: taking no new session');
-      else if (this.behind) this.parts.log.info({ sessions: this.actors.size }, 'host keeps up again: taking new sessions');
-      this.behind = behind;
-    }
-    const free = !this.stopping && !behind && this.actors.size < this.parts.config.hostCapacity;
+    // Logged when it changes, not with every new figure while it lasts.
+    if (behind && !this.behind) this.parts.log.warn({ sessions: this.actors.size, behind }, 'host behind: taking no new session');
+    if (!behind && this.behind) this.parts.log.info({ sessions: this.actors.size }, 'host keeps up again: taking new sessions');
+    this.behind = behind;
+    const free = !this.stopping && !behind && this.actors.size < this.parts.config.hostCapacity && this.parts.newSessions.room();
     if (free && !this.createSubscription) {
       this.createSubscription = serve(this.parts.nc, 'sessions.create', (request, context) => this.create(request, context), {
         queue: queues.hosts,
@@ -180,9 +183,20 @@ export class ActorHost {
     const refusal = await this.parts.resources.egress.refusal(stream.hostname, stream.port);
     if (refusal) throw badRequest('invalid_body', `body.streamUri: ${refusal}`, [{ field: 'body.streamUri', message: refusal }]);
     if (this.actors.size >= this.parts.config.hostCapacity || this.behind) throw overloaded();
-    const { record, created } = await admitSession(this.parts.admission, request, deadline);
-    if (created) this.startActor(record);
-    return presentSession(publicRecord(record));
+    const release = this.parts.newSessions.claim();
+    if (!release) throw overloaded();
+    this.updateCapacity();
+    const giveBack = () => {
+      release();
+      this.updateCapacity();
+    };
+    const admitted = await admitSession(this.parts.admission, request, deadline).catch((error: unknown) => {
+      giveBack();
+      throw error;
+    });
+    if (admitted.created) this.startActor(admitted.record);
+    else giveBack();
+    return presentSession(publicRecord(admitted.record));
   }
 
   private startActor(record: SessionRecord): void {

@@ -53,4 +53,33 @@ test('speech waiting over 5 s for transcription, or any dropped, is behind', () 
   assert.match(load.behind() ?? '', /^2 speech segments dropped untranscribed/);
 });
 
+test('a host that is behind keeps up again only within the bounds: 1 % of frames, 2 s of speech wait', () => {
+  const time = clock();
+  const load = new HostLoad(time.now);
+  const seconds = (count: number, dropped: number) => {
+    for (let s = 0; s < count; s++, time.advance(1000)) for (let i = 0; i < 8; i++) load.videoSecond(4, i < dropped ? 1 : 0);
+  };
+  seconds(10, 0);
+  assert.is(load.behind(), undefined);
+  seconds(10, 2); // 2 of 8 sessions drop one frame of 5 each second: 2 of 34
+  assert.match(load.behind() ?? '', /^5\.9 % of face frames dropped/);
+  seconds(10, 1); // 1 of 33: a host that was keeping up would be, this one is not yet
+  assert.match(load.behind() ?? '', /^3\.0 % of face frames dropped/);
+  seconds(10, 0);
+  assert.is(load.behind(), undefined, 'no frame dropped for a whole window');
+  seconds(10, 1);
+  assert.is(load.behind(), undefined, 'back to the entry limit of 5 %');
+
+  load.speechWaited(6);
+  assert.match(load.behind() ?? '', /^speech waited 6\.0 s/);
+  time.advance(11_000);
+  load.speechWaited(3);
+  assert.match(load.behind() ?? '', /^speech waited 3\.0 s/, 'over 2 s after being behind');
+  time.advance(11_000);
+  load.speechWaited(1.5);
+  assert.is(load.behind(), undefined);
+  load.speechWaited(4.5);
+  assert.is(load.behind(), undefined, 'under 5 s for a host that keeps up');
+});
+
 test.run();
