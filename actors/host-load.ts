@@ -17,6 +17,11 @@ const BEHIND = { droppedShare: 0.05, speechWaitSeconds: 5 };
  * `--admission host`: 8 sessions dropping 5-10 % of frames took two more).
  */
 const KEEPS_UP = { droppedShare: 0.01, speechWaitSeconds: 2 };
+/**
+ * ...and stays within them this long before it takes sessions again: a host past its capacity
+ * drops frames in bursts (when transcription takes the cores), which one window can miss.
+ */
+const KEEP_UP_FOR_MS = 20_000;
 /** Fewer frames than this in the window say nothing either way. */
 const MIN_FRAMES = 40;
 /** How far back the host looks; a session is judged only after about this much analysis. */
@@ -35,6 +40,8 @@ interface Slot {
 export class HostLoad {
   private readonly slots: Slot[] = [];
   private wasBehind = false;
+  /** Since when a host that was behind has been back within KEEPS_UP. */
+  private withinSince: number | undefined;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -83,8 +90,17 @@ export class HostLoad {
     } else if (frames >= MIN_FRAMES && dropped / frames > limits.droppedShare) {
       reason = `${((100 * dropped) / frames).toFixed(1)} % of face frames dropped ${window}`;
     }
-    this.wasBehind = reason !== undefined;
-    return reason;
+    if (reason || !this.wasBehind) {
+      this.withinSince = undefined;
+      this.wasBehind = reason !== undefined;
+      return reason;
+    }
+    this.withinSince ??= this.now();
+    const within = this.now() - this.withinSince;
+    if (within < KEEP_UP_FOR_MS) return `within the bounds for ${Math.floor(within / 1000)} s of the ${KEEP_UP_FOR_MS / 1000} s needed after being behind`;
+    this.withinSince = undefined;
+    this.wasBehind = false;
+    return undefined;
   }
 
   private current(): Slot {
