@@ -7,7 +7,7 @@
 // streams merely decoded by bare ffmpeg, the floor it is compared with. Method and columns:
 // ops/bench/README-capacity.md.
 //
-//   node --import tsx ops/bench/capacity.ts [--n 1,4,8,12,16,20] [--window 60] [--warmup 20] [--floor 30] [--profile DIR]
+//   node --import tsx ops/bench/capacity.ts [--n 1,4,8,12,16,20] [--window 60] [--warmup 20] [--floor 30] [--profile DIR] [--admission host] [--stagger S]
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -41,6 +41,10 @@ interface Settings {
   warmupSeconds: number;
   floorSeconds: number;
   profileDir?: string;
+  /** The host admits sessions as configured (the defaults), refusals retried, instead of taking all N. */
+  hostAdmission: boolean;
+  /** Seconds between the starts of one stream's publisher and the next's. */
+  staggerSeconds: number;
 }
 
 /** What runs for the whole benchmark, shared by every N. */
@@ -78,6 +82,8 @@ interface Snapshot {
 // A worker connects, probes and starts within seconds on a quiet machine; 20 at once on two
 // busy cores take longer.
 const START_TIMEOUT_MS = 90_000;
+// With the host's own admission: how long a refused create is tried again, as a client would.
+const RETRY_REFUSED_MS = 60_000;
 // Bare decoders connect and fill their first GOP before their CPU is counted.
 const FLOOR_SETTLE_MS = 5000;
 const SESSIONS_END_TIMEOUT_MS = 60_000;
@@ -151,8 +157,14 @@ function parseSettings(argv: string[]): Settings {
       // A folder for CPU profiles of the service's processes, written when they stop;
       // ops/bench/profile-summary.ts reads them.
       profile: { type: 'string' },
+      // `bench`: one host takes all N at once, whatever it sustains. `host`: the host's admission
+      // as configured decides, and refused creates are retried for 60 s.
+      admission: { type: 'string', default: 'bench' },
+      // Seconds between publishers' starts, so the streams are not in step (0: all at once).
+      stagger: { type: 'string', default: '0' },
     },
   });
+  if (!['bench', 'host'].includes(values.admission)) throw new Error(`--admission takes bench or host, got "${values.admission}"`);
   const positive = (name: string, text: string) => {
     const value = Number(text);
     if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} takes whole numbers >= 1, got "${text}"`);
@@ -164,6 +176,8 @@ function parseSettings(argv: string[]): Settings {
     warmupSeconds: positive('warmup', values.warmup),
     floorSeconds: positive('floor', values.floor),
     profileDir: values.profile === undefined ? undefined : resolve(values.profile),
+    hostAdmission: values.admission === 'host',
+    staggerSeconds: values.stagger === '0' ? 0 : positive('stagger', values.stagger),
   };
 }
 
@@ -200,8 +214,11 @@ async function startBench(config: Config, clip: string, settings: Settings, tear
       NATS_URL: nats.url,
       CLICKHOUSE_URL: clickhouse.url,
       CLICKHOUSE_DATABASE: 'emotions_bench',
-      // One host takes every session of the largest load.
-      HOST_CAPACITY: String(Math.max(16, ...settings.sessions)),
+      // One host takes every session of the largest load, unless its own admission is measured:
+      // then as configured (this process's environment, else the defaults).
+      ...(settings.hostAdmission
+        ? { HOST_CAPACITY: String(config.hostCapacity), HOST_ADMISSION_BURST: String(config.hostAdmissionBurst) }
+        : { HOST_CAPACITY: String(Math.max(16, ...settings.sessions)) }),
       // Exactly the loopback RTMP server, in the list form production uses for private cameras.
       ALLOW_PRIVATE_STREAM_HOSTS: `127.0.0.1:${rtmpPort}`,
       ...(settings.profileDir ? profileEnv(settings.profileDir) : {}),
@@ -224,13 +241,22 @@ async function measureLoad(bench: Bench, n: number, settings: Settings, signal: 
     const name = `capacity-${n}-${i + 1}`;
     return { name, uri: bench.rtmp.url(name) };
   });
-  progress(`${n} sessions: publishing ${n} streams`);
-  const publishers = streams.map(({ uri }) => startPublisher(bench, uri));
+  progress(`${n} sessions: publishing ${n} streams${settings.staggerSeconds ? `, ${settings.staggerSeconds} s apart` : ''}`);
+  const publishers: Publisher[] = [];
   try {
+    // Staggered, the streams are at different points of the clip, as independent speakers are;
+    // otherwise they run nearly in step, everyone finishing a sentence at the same moment.
+    for (const [i, { uri }] of streams.entries()) {
+      if (i > 0) await sleep(settings.staggerSeconds * 1000, undefined, { signal });
+      publishers.push(startPublisher(bench, uri));
+    }
     await Promise.all(streams.map(({ uri }) => waitForStream(uri, 30_000, bench.ffprobePath)));
     const window = await measureService(bench, streams, settings, signal);
-    progress(`${n} sessions: the floor, ${n} bare decoders for ${settings.floorSeconds} s`);
-    const floor = await measureFloor(bench, streams.map(({ uri }) => uri), settings.floorSeconds, signal);
+    // The floor decodes the streams whose sessions were measured, so the ratio compares like with like.
+    const measured = new Set(window.sessions.map((session) => session.name));
+    const decoded = streams.filter(({ name }) => measured.has(name));
+    progress(`${n} sessions: the floor, ${decoded.length} bare decoders for ${settings.floorSeconds} s`);
+    const floor = await measureFloor(bench, decoded.map(({ uri }) => uri), settings.floorSeconds, signal);
     return summarise(bench, n, window, floor);
   } finally {
     await Promise.all(publishers.map((publisher) => publisher.stop()));
@@ -258,7 +284,7 @@ async function measureService(bench: Bench, streams: { name: string; uri: string
   const n = streams.length;
   progress(`${n} sessions: creating them and waiting until media flows in each`);
   const creating = Date.now();
-  const { created, working, failures } = await openSessions(bench.services, streams, START_TIMEOUT_MS, signal);
+  const { created, working, failures } = await openSessions(bench.services, streams, START_TIMEOUT_MS, signal, settings.hostAdmission ? RETRY_REFUSED_MS : 0);
   const startSeconds = (Date.now() - creating) / 1000;
   for (const session of created) bench.rows.follow(session.id, session.createdAt);
   try {
@@ -386,7 +412,7 @@ function outputFiles(config: Config): Outputs {
 function writeOutputs(results: CapacityResult[], skipped: string[], settings: Settings, clip: string, outputs: Outputs, config: Config): void {
   const run = {
     startedAt: new Date(startedAt),
-    command: `node --import tsx ops/bench/capacity.ts --n ${settings.sessions.join(',')} --window ${settings.windowSeconds} --warmup ${settings.warmupSeconds} --floor ${settings.floorSeconds}`,
+    command: `node --import tsx ops/bench/capacity.ts --n ${settings.sessions.join(',')} --window ${settings.windowSeconds} --warmup ${settings.warmupSeconds} --floor ${settings.floorSeconds}${settings.hostAdmission ? ' --admission host' : ''}${settings.staggerSeconds ? ` --stagger ${settings.staggerSeconds}` : ''}`,
     machine: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}`,
     clip: relative(config.projectRoot, clip),
     rawFile: relative(config.projectRoot, outputs.raw),

@@ -1,5 +1,5 @@
 // The capacity benchmark's sessions, driven through the REST API as a client would: created one
-// by one, awaited until their worker works, read at the window's edges, stopped. A session that
+// by one (refusals retried for a while when the host's own admission is measured), awaited until their worker works, read at the window's edges, stopped. A session that
 // fails is reported with its reason, never thrown: the other sessions are still measured.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Services } from '../../support/services.ts';
@@ -28,20 +28,39 @@ const POLL_MS = 500;
 // `reconnecting`. Media received (written with each heartbeat) says the pull really runs.
 const FLOWING_MEDIA_SECONDS = 3;
 
-/** Creates a session per stream, then waits (at most `timeoutMs`) until media flows in each. */
+const RETRY_REFUSED_MS = 2000;
+
+/**
+ * Creates a session per stream, then waits (at most `timeoutMs`) until media flows in each.
+ * With `retryRefusedMs`, creates answered 503 are tried again every 2 s for that long, as a
+ * patient client would: each round goes on down the list until the first refusal.
+ */
 export async function openSessions(
   services: Services,
   streams: { name: string; uri: string }[],
   timeoutMs: number,
   signal: AbortSignal,
+  retryRefusedMs = 0,
 ): Promise<{ created: OpenSession[]; working: OpenSession[]; failures: Failure[] }> {
   const created: OpenSession[] = [];
   const failures: Failure[] = [];
-  for (const { name, uri } of streams) {
-    signal.throwIfAborted();
-    const reply = await services.api('POST', '/v1/sessions', { body: { name, streamUri: uri } }).catch((error: Error) => ({ status: 0, body: { message: error.message } }));
-    if (reply.status === 201) created.push({ id: reply.body._id, name, createdAt: Date.parse(reply.body.timestamp) });
-    else failures.push({ session: name, stage: 'create', reason: `${reply.status} ${reply.body?.message ?? ''}`.trim() });
+  const giveUpAt = Date.now() + retryRefusedMs;
+  let pending = streams;
+  while (pending.length) {
+    const refused: typeof streams = [];
+    for (const { name, uri } of pending) {
+      signal.throwIfAborted();
+      if (refused.length) {
+        refused.push({ name, uri });
+        continue;
+      }
+      const reply = await services.api('POST', '/v1/sessions', { body: { name, streamUri: uri } }).catch((error: Error) => ({ status: 0, body: { message: error.message } }));
+      if (reply.status === 201) created.push({ id: reply.body._id, name, createdAt: Date.parse(reply.body.timestamp) });
+      else if (reply.status === 503 && Date.now() < giveUpAt) refused.push({ name, uri });
+      else failures.push({ session: name, stage: 'create', reason: `${reply.status} ${reply.body?.message ?? ''}`.trim() });
+    }
+    pending = refused;
+    if (pending.length) await sleep(RETRY_REFUSED_MS, undefined, { signal });
   }
   const waiting = new Map(created.map((session) => [session.id, session]));
   const last = new Map<string, string>();
