@@ -1,6 +1,7 @@
 // The capacity benchmark's sessions, driven through the REST API as a client would: created one
-// by one (refusals retried for a while when the host's own admission is measured), awaited until their worker works, read at the window's edges, stopped. A session that
-// fails is reported with its reason, never thrown: the other sessions are still measured.
+// by one (refusals tried again for a while when the host's own admission is measured), awaited
+// until their worker works, read at the window's edges, stopped. A session that fails is
+// reported with its reason, never thrown: the other sessions are still measured.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Services } from '../../support/services.ts';
 import type { Failure } from './capacity-report.ts';
@@ -31,9 +32,9 @@ const FLOWING_MEDIA_SECONDS = 3;
 const RETRY_REFUSED_MS = 2000;
 
 /**
- * Creates a session per stream, then waits (at most `timeoutMs`) until media flows in each.
- * With `retryRefusedMs`, creates answered 503 are tried again every 2 s for that long, as a
- * patient client would: each round goes on down the list until the first refusal.
+ * Creates a session per stream, in order, then waits (at most `timeoutMs`) until media flows in
+ * each. For `retryRefusedMs` from the first create, one answered 503 is tried again every 2 s,
+ * as a patient client would; after that a 503 is a failure like any other.
  */
 export async function openSessions(
   services: Services,
@@ -45,22 +46,18 @@ export async function openSessions(
   const created: OpenSession[] = [];
   const failures: Failure[] = [];
   const giveUpAt = Date.now() + retryRefusedMs;
-  let pending = streams;
-  while (pending.length) {
-    const refused: typeof streams = [];
-    for (const { name, uri } of pending) {
-      signal.throwIfAborted();
-      if (refused.length) {
-        refused.push({ name, uri });
-        continue;
-      }
-      const reply = await services.api('POST', '/v1/sessions', { body: { name, streamUri: uri } }).catch((error: Error) => ({ status: 0, body: { message: error.message } }));
-      if (reply.status === 201) created.push({ id: reply.body._id, name, createdAt: Date.parse(reply.body.timestamp) });
-      else if (reply.status === 503 && Date.now() < giveUpAt) refused.push({ name, uri });
-      else failures.push({ session: name, stage: 'create', reason: `${reply.status} ${reply.body?.message ?? ''}`.trim() });
+  let next = 0;
+  while (next < streams.length) {
+    signal.throwIfAborted();
+    const { name, uri } = streams[next]!;
+    const reply = await services.api('POST', '/v1/sessions', { body: { name, streamUri: uri } }).catch((error: Error) => ({ status: 0, body: { message: error.message } }));
+    if (reply.status === 503 && Date.now() < giveUpAt) {
+      await sleep(RETRY_REFUSED_MS, undefined, { signal });
+      continue;
     }
-    pending = refused;
-    if (pending.length) await sleep(RETRY_REFUSED_MS, undefined, { signal });
+    if (reply.status === 201) created.push({ id: reply.body._id, name, createdAt: Date.parse(reply.body.timestamp) });
+    else failures.push({ session: name, stage: 'create', reason: `${reply.status} ${reply.body?.message ?? ''}`.trim() });
+    next++;
   }
   const waiting = new Map(created.map((session) => [session.id, session]));
   const last = new Map<string, string>();
