@@ -97,7 +97,9 @@ export class HostLoad {
     }
     this.withinSince ??= this.now();
     const within = this.now() - this.withinSince;
-    if (within < KEEP_UP_FOR_MS) return `within the bounds for ${Math.floor(within / 1000)} s of the ${KEEP_UP_FOR_MS / 1000} s needed after being behind`;
+    if (within < KEEP_UP_FOR_MS) {
+      return `within the bounds for ${Math.floor(within / 1000)} s of the ${KEEP_UP_FOR_MS / 1000} s needed after being behind`;
+    }
     this.withinSince = undefined;
     this.wasBehind = false;
     return undefined;
