@@ -29,8 +29,8 @@ const RESULT_CHECKS = ['storage-timelines', 'clickhouse-current', 'sessions-list
   .filter((file) => testFiles.includes(file));
 // Per run, so that runs side by side never share a server or a data folder.
 const dir = join(config.varDir, 'test', `stack-${process.pid}`);
-// Lines of a crashed file's output that the summary repeats.
-const CRASH_LINES = 12;
+// Lines of a file's output that the summary repeats when no FAIL line says what went wrong.
+const TAIL_LINES = 12;
 
 interface Outcome {
   passed: number;
@@ -63,12 +63,16 @@ function runFile(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
       const passed = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? 0);
       const failures = [...text.matchAll(/^\s*FAIL\s+(.*)\n\s*(.*)/gm)].map(([, name, reason]) => `${file} ${name}: ${reason}`);
       // A file that ended badly without counting its tests counts as one failure.
-      const crashed = total === 0 || (code !== 0 && failures.length === 0);
-      if (crashed) {
-        const tail = text.trimEnd().split('\n').slice(-CRASH_LINES).join('\n    ');
-        failures.push(`${file} ended (${signal ?? `exit code ${code}`}) before its tests were counted:\n    ${tail}`);
+      const crashed = total === 0 || code !== 0;
+      const failed = crashed ? Math.max(1, total - passed) : total - passed;
+      // Tests that did not pass with no FAIL line to say why: the file crashed, or a hook
+      // failed silently (uvu exits 0 then). Its last lines are the best account there is.
+      if (failed > 0 && failures.length === 0) {
+        const tail = text.trimEnd().split('\n').slice(-TAIL_LINES).join('\n    ');
+        const what = crashed ? `ended (${signal ?? `exit code ${code}`}) before its tests were counted` : `did not run ${failed} of its ${total} tests`;
+        failures.push(`${file} ${what}:\n    ${tail}`);
       }
-      resolve({ passed, failed: crashed ? Math.max(1, total - passed) : total - passed, failures });
+      resolve({ passed, failed, failures });
     });
   });
 }

@@ -5,7 +5,7 @@
 // flow: writes and reads carry on through the next node, no row is lost or counted twice, and
 // the node catches up once started again; a node that crashes is started again by itself. The
 // time each step takes is printed.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';

@@ -1,7 +1,7 @@
 // The session actor and its store against real NATS KV and ClickHouse, in this process.
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
 import { RowPublisher } from '../../actors/rows.ts';

@@ -1,6 +1,6 @@
 // The request/reply boundary: whatever text an error message quotes, the reply reaches the
 // caller as the API error and the responder keeps serving.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { badRequest } from '../../bus/errors.ts';

@@ -2,7 +2,7 @@
 // API had before still work: `expand[]=session`, list bounds in Unix milliseconds, the
 // WebSocket `subscriptionId`, a bare session id as the worker-state key, and
 // DELETE /v1/sessions/:id end to end, from a live stream's rows in ClickHouse to none.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -34,29 +34,23 @@ let ws: WsClient | undefined;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test.before(async () => {
-  try {
-    // A happy face and speech: rows in every result table (faces, video, audio, transcript).
-    const clip = await makeClip(
-      {
-        width: 640, height: 480, fps: 10, seconds: 14,
-        video: { type: 'images', images: [{ image: join(config.mediaDir, 'faces', 'happy.jpg'), seconds: 14 }] },
-        audio: { type: 'wavs', parts: [{ wav: join(config.mediaDir, 'speech', 'jfk.wav') }, { silence: 3 }] },
-      },
-      clipsDir,
-    );
-    services = await startServices({ name: 'emogg-compat' });
-    rtmp = await startStreamServer('emogg-compat');
-    live = await startLiveSession(services, rtmp, 'compat', clip);
-    const created = await services.api('POST', '/v1/sessions', { body: { name: 'other', streamUri: live.streamUri } });
-    assert.is(created.status, 201, JSON.stringify(created.body));
-    other = created.body._id;
-    await services.waitForSession(other, (session) => session.meta.workerState === 'working', 60_000);
-    clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
-  } catch (error) {
-    // uvu does not show what a `before` hook threw.
-    console.error(error);
-    throw error;
-  }
+  // A happy face and speech: rows in every result table (faces, video, audio, transcript).
+  const clip = await makeClip(
+    {
+      width: 640, height: 480, fps: 10, seconds: 14,
+      video: { type: 'images', images: [{ image: join(config.mediaDir, 'faces', 'happy.jpg'), seconds: 14 }] },
+      audio: { type: 'wavs', parts: [{ wav: join(config.mediaDir, 'speech', 'jfk.wav') }, { silence: 3 }] },
+    },
+    clipsDir,
+  );
+  services = await startServices({ name: 'emogg-compat' });
+  rtmp = await startStreamServer('emogg-compat');
+  live = await startLiveSession(services, rtmp, 'compat', clip);
+  const created = await services.api('POST', '/v1/sessions', { body: { name: 'other', streamUri: live.streamUri } });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  other = created.body._id;
+  await services.waitForSession(other, (session) => session.meta.workerState === 'working', 60_000);
+  clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
 });
 
 test.after(async () => {

@@ -1,6 +1,6 @@
 // A 201 for events is a promise: they are stored even when ClickHouse is down at the time.
 // This file runs its own NATS and ClickHouse, so stopping them disturbs no other test.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

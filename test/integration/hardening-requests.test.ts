@@ -1,7 +1,7 @@
 // Hostile requests that once stopped the service or left a trace: text that cannot go into a
 // NATS header or ClickHouse, numbers too large for SQL, a user taking every slot, a create the
 // host could not finish in time, and a client retrying a create.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { rawRequest } from '../../ops/fuzz/raw-http.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';

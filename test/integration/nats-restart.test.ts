@@ -1,7 +1,7 @@
 // NATS restarts under a running session: the processes reconnect, the session carries on, and
 // the rows made while NATS was away are published once it is back.
 import { join } from 'node:path';
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream } from '@nats-io/jetstream';
 import { RowPublisher } from '../../actors/rows.ts';

@@ -2,7 +2,7 @@
 // on every answer, 429 with Retry-After past the limit, nothing reaching the bus), failed
 // authentications per client address, and unauthenticated WebSocket sockets per address.
 // Other loopback addresses (127.0.0.2...) stand for other clients.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';

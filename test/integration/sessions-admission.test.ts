@@ -1,7 +1,7 @@
 // A host takes at most HOST_ADMISSION_BURST sessions within its load window (10 s): a burst of
 // creates is refused with 503 past that, before the host can know what its new sessions cost.
 // Creates that made no session (a refused or repeated request) hold no room.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';

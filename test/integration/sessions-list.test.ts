@@ -4,7 +4,7 @@
 // separate inserts so they are not merged), and every page is checked through the real
 // service against the same list computed here.
 import { readConfig } from '../../bus/config.ts';
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';

@@ -3,7 +3,7 @@ import { createLog } from '../../bus/log.ts';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Ingest, type IngestExit } from '../../actors/ingest/ingest.ts';
 import { readConfig } from '../../bus/config.ts';

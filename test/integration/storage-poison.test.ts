@@ -2,7 +2,7 @@
 // matching their contract, refused by ClickHouse) go to the dead-letter stream while every good
 // row around them lands; a full ROWS stream refuses new rows, publishers retry, nothing waiting
 // is lost.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';

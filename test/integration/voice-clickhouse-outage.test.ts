@@ -1,7 +1,7 @@
 // ClickHouse going away while a stream is analysed: rows wait in JetStream and reach
 // ClickHouse once it is back, every second once. This file runs its own ClickHouse (and a
 // service instance pointed at it) so that stopping it disturbs nothing else.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { rmSync } from 'node:fs';
