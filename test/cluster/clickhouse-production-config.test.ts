@@ -3,7 +3,7 @@
 // clickhouse-server with every config.d file and one node's macros starts, shows the cluster
 // of 2 shards x 2 replicas and reaches that ensemble. Only what cannot be used on this machine
 // is changed: host names (to loopback), ports (free ones) and the data folder.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

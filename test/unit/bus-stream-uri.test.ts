@@ -1,5 +1,5 @@
 // Stream URIs: only rtmp, rtmps and rtsp; credentials never shown; private addresses spotted.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../bus/errors.ts';
 import { parseStreamUri } from '../../bus/stream-uri.ts';

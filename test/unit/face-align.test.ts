@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { alignedGeometry, CROP_SIDE, CROP_VALUES, cropAligned, cropFace, cropValues, mirrorCrop } from '../../actors/face/crop.ts';
 import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';

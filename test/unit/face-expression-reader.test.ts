@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { alignedGeometry, cropAligned, cropValues, mirrorCrop } from '../../actors/face/crop.ts';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { CLASS_COUNT } from '../../actors/face/expressions.ts';
 import { TrackSmoother } from '../../actors/face/smoothing.ts';

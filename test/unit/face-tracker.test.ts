@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { Box } from '../../actors/face/box.ts';
 import { Tracker } from '../../actors/face/tracker.ts';

@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { decodeYunet, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
 import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';

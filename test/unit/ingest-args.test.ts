@@ -1,6 +1,6 @@
 // The ffprobe and ffmpeg command lines of ingest, and the analysis size arithmetic (checked
 // against ffmpeg's own evaluation of the scale expression, read from its PPM frames).
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';

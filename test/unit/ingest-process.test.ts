@@ -1,5 +1,5 @@
 // The process lifecycle around the media: bad options, missing binaries, stop().
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { Ingest, type IngestExit } from '../../actors/ingest/ingest.ts';

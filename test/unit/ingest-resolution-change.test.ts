@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { analysisSize, buildIngestArgs, VIDEO_FD } from '../../actors/ingest/ffmpeg-args.ts';
 import { FrameAssembler } from '../../actors/ingest/frame-assembler.ts';

@@ -1,5 +1,5 @@
 import { readConfig } from '../../bus/config.ts';
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';

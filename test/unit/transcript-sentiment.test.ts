@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { scoreSentiment } from '../../actors/transcript/sentiment.ts';
 

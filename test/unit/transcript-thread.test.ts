@@ -1,5 +1,5 @@
 import { readConfig } from '../../bus/config.ts';
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { ThreadedSpeechToText } from '../../actors/transcript/threaded.ts';
 import { SpeechToTextPool } from '../../actors/transcript/pool.ts';

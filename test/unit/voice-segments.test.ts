@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { SpeechSegmenter } from '../../actors/voice/segmenter.ts';

@@ -1,5 +1,5 @@
 // Per-connection message rate, per-user connection counts, and subscription keys.
-import { test } from 'uvu';
+import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { ConnectionCounts, MessageRate } from '../../gateway/ws/limits.ts';
 import { eventFrame, parseKey } from '../../gateway/ws/protocol.ts';
