@@ -83,7 +83,16 @@ export class ActorHost {
     await assertGuardLibrary(config.egressGuardLibrary);
     const load = new HostLoad();
     const resources = {
-      faces: await FaceThread.start({ modelsDir: config.modelsDir, expressions, observeInference: metrics.observeInference }),
+      faces: await FaceThread.start({
+        modelsDir: config.modelsDir,
+        expressions,
+        observeInference: metrics.observeInference,
+        observeEffort: (reduced) => {
+          metrics.faceEffort(reduced);
+          if (reduced) log.warn({ reduced: expressions.reduced }, 'face analysis behind: reduced effort per frame');
+          else log.info('face analysis keeps up: full effort per frame again');
+        },
+      }),
       speechToText: await SpeechToTextPool.start(config.modelsDir, { threads: config.transcriptionThreads, timer: metrics.inference }),
       voice: await VoiceThread.start({
         modelsDir: config.modelsDir,

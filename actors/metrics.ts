@@ -34,6 +34,8 @@ export class HostMetrics implements WorkerMetrics {
   private readonly speechWait: Histogram;
   private readonly audioShedSeconds: Counter;
   private readonly reconnects: Counter;
+  private readonly faceEffortReduced: Gauge;
+  private readonly faceEffortReductions: Counter;
 
   constructor(private readonly registry: Registry) {
     this.bus = busRequestMetrics(registry);
@@ -75,6 +77,22 @@ export class HostMetrics implements WorkerMetrics {
       help: 'Times a worker connected to its stream again after losing it or getting no media from it',
       registers: [registry],
     });
+    this.faceEffortReduced = new Gauge({
+      name: 'emo_face_effort_reduced',
+      help: 'Whether the face thread does less per frame to keep up (1: detection on a smaller picture, expressions held a frame; FACE_REDUCED_*) or analyses frames as configured (0)',
+      registers: [registry],
+    });
+    this.faceEffortReductions = new Counter({
+      name: 'emo_face_effort_reductions_total',
+      help: 'Times the face thread went to reduced effort because it was dropping frames',
+      registers: [registry],
+    });
+  }
+
+  /** The face thread reduced its work per frame to keep up (true), or went back to full (false). */
+  faceEffort(reduced: boolean): void {
+    this.faceEffortReduced.set(reduced ? 1 : 0);
+    if (reduced) this.faceEffortReductions.inc();
   }
 
   videoSecond(analysed: number, dropped: number): void {

@@ -8,6 +8,7 @@ import type { FaceModels } from '../models/analysis-models.ts';
 import { ClassifyCadence } from './classify-cadence.ts';
 import { ExpressionReader } from './expression-reader.ts';
 import { CLASS_COUNT } from './expressions.ts';
+import type { FaceEffort } from './face-effort.ts';
 import { SecondAggregator, type TrackedExpression } from './seconds.ts';
 import { TrackSmoother } from './smoothing.ts';
 import { Tracker } from './tracker.ts';
@@ -27,6 +28,8 @@ export interface FaceAnalyzerOptions {
   models: FaceModels;
   /** Frames analysed per second: a track survives about one second without a matching face. */
   fps: number;
+  /** The face thread's effort, shared by its analysers; absent: always as `models` are configured. */
+  effort?: FaceEffort;
   onFaceSecond(row: FaceSecond): void;
   onVideoSecond(row: VideoSecond): void;
 }
@@ -38,6 +41,7 @@ export class FaceAnalyzer {
   private readonly expressions: ExpressionReader;
   private readonly smoother: TrackSmoother;
   private readonly cadence: ClassifyCadence;
+  private readonly effort: FaceEffort | undefined;
   private pending: Frame | undefined;
   private running: Promise<void> | undefined;
   private failure: unknown;
@@ -50,11 +54,13 @@ export class FaceAnalyzer {
     this.smoother = new TrackSmoother(options.models.expressions.smoothingFrames, maxMissedFrames + 1);
     this.cadence = new ClassifyCadence(options.models.expressions.classifyEvery ?? 1);
     this.seconds = new SecondAggregator(options.session, options);
+    this.effort = options.effort;
   }
 
   /** Hands over the newest frame. Throws if an earlier analysis failed. */
   offer(frame: Frame): void {
     if (this.failure !== undefined) throw this.failure;
+    this.effort?.offered(this.pending !== undefined);
     if (this.running) {
       if (this.pending) this.seconds.addDropped(this.pending.second);
       this.pending = frame;
@@ -92,9 +98,10 @@ export class FaceAnalyzer {
   }
 
   private async analyse(frame: Frame): Promise<void> {
-    const faces = await this.models.detector.detectFaces(frame.rgb, frame.width, frame.height);
+    const effort = this.effort?.current;
+    const faces = await this.models.detector.detectFaces(frame.rgb, frame.width, frame.height, effort?.detectionWidth);
     const tracks = this.tracker.update(faces);
-    const due = this.cadence.due(frame.second, tracks, faces);
+    const due = this.cadence.due(frame.second, tracks, faces, effort?.classifyEvery);
     const answers = await this.expressions.read(frame, due.length === faces.length ? faces : due.map((i) => faces[i]!));
     const classified = this.cadence.merge(frame.second, tracks, faces, due, answers);
     const probabilities = this.smoother.smooth(tracks, classified);

@@ -29,12 +29,15 @@ export class ClassifyCadence {
     if (!Number.isInteger(every) || every < 1) throw new Error(`classification cadence ${every} is not a whole number >= 1`);
   }
 
-  /** The faces of this frame to classify, by index into `tracks` / `boxes` (ascending). */
-  due(second: number, tracks: readonly number[], boxes: readonly Box[]): number[] {
+  /**
+   * The faces of this frame to classify, by index into `tracks` / `boxes` (ascending); `every`:
+   * this frame's cadence, when the face thread has reduced its effort (FaceEffort).
+   */
+  due(second: number, tracks: readonly number[], boxes: readonly Box[], every = this.every): number[] {
     const due: number[] = [];
     tracks.forEach((track, i) => {
       const held = this.held.get(track);
-      const fresh = held && held.second === second && held.reused + 1 < this.every && iou(held.box, boxes[i]!) >= this.minIou;
+      const fresh = held && held.second === second && held.reused + 1 < every && iou(held.box, boxes[i]!) >= this.minIou;
       if (!fresh) due.push(i);
     });
     return due;

@@ -10,6 +10,7 @@
 import type { FaceModels } from '../models/analysis-models.ts';
 import { alignedGeometry, cropAligned, cropFace, cropValues, mirrorCrop } from './crop.ts';
 import { CLASS_COUNT, type ExpressionClassifier } from './expressions.ts';
+import type { Effort } from './face-effort.ts';
 import type { Face } from './yunet.ts';
 
 export interface ExpressionSettings {
@@ -26,6 +27,8 @@ export interface ExpressionSettings {
   detectionWidth?: number;
   /** Per track, the classifier runs on every this many frames and its answer is held between (ClassifyCadence); 1 or absent: every frame. */
   classifyEvery?: number;
+  /** The lighter work per frame the face thread falls back to before it drops frames (FaceEffort); absent: none. */
+  reduced?: Effort;
 }
 
 /** The settings as read by readConfig(). */
@@ -36,6 +39,8 @@ export function expressionSettingsOf(config: {
   expressionSmoothingFrames: number;
   faceDetectionWidth: number;
   expressionClassifyEvery: number;
+  faceReducedDetectionWidth: number;
+  faceReducedClassifyEvery: number;
 }): ExpressionSettings {
   return {
     align: config.expressionAlign,
@@ -44,6 +49,7 @@ export function expressionSettingsOf(config: {
     smoothingFrames: config.expressionSmoothingFrames,
     detectionWidth: config.faceDetectionWidth,
     classifyEvery: config.expressionClassifyEvery,
+    reduced: { detectionWidth: config.faceReducedDetectionWidth, classifyEvery: config.faceReducedClassifyEvery },
   };
 }
 

@@ -3,12 +3,14 @@
 // streams. onnxruntime-node runs inference on the calling thread, and a batch of frames takes
 // tens of milliseconds: here it never holds up the event loop that reads ffmpeg's pipes.
 import { getPriority, setPriority } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { workerData } from 'node:worker_threads';
 import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import { loadAnalysisModels } from '../models/analysis-models.ts';
 import { threadPort } from '../models/stream-thread-body.ts';
 import { FaceAnalyzer } from './analyzer.ts';
 import type { ExpressionSettings } from './expression-reader.ts';
+import { FaceEffort } from './face-effort.ts';
 
 export interface FaceThreadData {
   modelsDir: string;
@@ -32,6 +34,18 @@ const FACE_THREAD_NICE_STEPS = 10;
 setPriority(Math.min(19, getPriority() + FACE_THREAD_NICE_STEPS));
 const port = threadPort<FaceRequest, FaceReply>();
 const { faces: models } = await loadAnalysisModels(modelsDir, expressions, port.timer);
+const full = { detectionWidth: expressions.detectionWidth ?? 0, classifyEvery: expressions.classifyEvery ?? 1 };
+const effort = new FaceEffort(full, expressions.reduced ?? full);
+const EFFORT_REVIEW_MS = 1000;
+let loopBefore = performance.eventLoopUtilization();
+setInterval(() => {
+  const loopNow = performance.eventLoopUtilization();
+  // The share of the last second this thread was not waiting for work: analysing, or ready to
+  // and waiting for a core.
+  const busyShare = performance.eventLoopUtilization(loopNow, loopBefore).utilization;
+  loopBefore = loopNow;
+  if (effort.review(busyShare)) port.post({ type: 'effort', reduced: effort.reduced });
+}, EFFORT_REVIEW_MS).unref();
 const analyzers = new Map<number, FaceAnalyzer>();
 const failed = new Set<number>();
 
@@ -42,6 +56,7 @@ function open(id: number, session: string, fps: number): void {
       session,
       models,
       fps,
+      effort,
       onFaceSecond: (row) => port.post({ type: 'face', stream: id, row }),
       onVideoSecond: (row) => port.post({ type: 'video', stream: id, row }),
     }),

@@ -23,6 +23,8 @@ export interface FaceStream {
 export interface FaceThreadOptions extends FaceThreadData {
   /** The thread's model calls, in seconds, for the host's metrics. */
   observeInference?(model: ModelName, seconds: number[]): void;
+  /** The thread reduced its work per frame to keep up (true), or went back to full (false). */
+  observeEffort?(reduced: boolean): void;
 }
 
 export class FaceThread {
@@ -30,9 +32,12 @@ export class FaceThread {
 
   /** Starts the thread and waits until its models are loaded, so a broken model fails at start. */
   static async start(options: FaceThreadOptions): Promise<FaceThread> {
-    const { modelsDir, expressions, observeInference } = options;
+    const { modelsDir, expressions, observeInference, observeEffort } = options;
     const data: FaceThreadData = { modelsDir, expressions };
-    const thread = new StreamThread<FaceRequest, FaceReply>('face', new URL('./face-thread.ts', import.meta.url), data, observeInference);
+    const thread = new StreamThread<FaceRequest, FaceReply>('face', new URL('./face-thread.ts', import.meta.url), data, {
+      inference: observeInference,
+      effort: observeEffort,
+    });
     await thread.start();
     return new FaceThread(thread);
   }

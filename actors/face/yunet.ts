@@ -125,10 +125,11 @@ export class FaceDetector {
     return this.batcher.stats;
   }
 
-  async detectFaces(rgb: Uint8Array, width: number, height: number): Promise<Face[]> {
+  /** `maxWidth`: this frame's detection width, when the face thread has reduced its effort (FaceEffort). */
+  async detectFaces(rgb: Uint8Array, width: number, height: number, maxWidth = this.maxWidth): Promise<Face[]> {
     if (rgb.length < width * height * 3) throw new Error(`frame of ${rgb.length} bytes is smaller than ${width}x${height} RGB`);
     const frame = { width, height };
-    const size = detectionSize(frame, this.maxWidth);
+    const size = detectionSize(frame, maxWidth);
     const padW = paddedSize(size.width);
     const padH = paddedSize(size.height);
     const values = 3 * padW * padH;

@@ -12,6 +12,8 @@ export type ControlReply =
   | { type: 'ready' }
   /** Durations of model calls since the last report, in seconds. */
   | { type: 'inference'; model: ModelName; seconds: number[] }
+  /** The body changed how much work it puts into each request (the face thread: FaceEffort). */
+  | { type: 'effort'; reduced: boolean }
   | { type: 'closed'; stream: number; error?: string }
   /** The stream's analysis failed; it takes no more requests. */
   | { type: 'failed'; stream: number; error: string };
@@ -24,6 +26,14 @@ export interface ThreadStream<Request> {
   send(request: Request, transfer?: ArrayBuffer[]): void;
   /** Resolves once the body has finished the stream; rejects if its analysis failed. */
   close(): Promise<void>;
+}
+
+/** What the main thread hears of the body as a whole. */
+export interface ThreadObservers {
+  /** Durations of the body's model calls, in seconds. */
+  inference?(model: ModelName, seconds: number[]): void;
+  /** The body reduced its work per request to keep up (true), or went back to full (false). */
+  effort?(reduced: boolean): void;
 }
 
 interface OpenStream<Reply> {
@@ -41,7 +51,7 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
     private readonly name: string,
     private readonly body: URL,
     private readonly workerData: unknown,
-    private readonly observeInference?: (model: ModelName, seconds: number[]) => void,
+    private readonly observers: ThreadObservers = {},
   ) {}
 
   /** Starts the thread and waits until its models are loaded, so a broken model fails at start. */
@@ -79,8 +89,9 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
     if (reply.type === 'ready') return;
     if (reply.type === 'inference') {
       const { model, seconds } = reply as Extract<ControlReply, { type: 'inference' }>;
-      return this.observeInference?.(model, seconds);
+      return this.observers.inference?.(model, seconds);
     }
+    if (reply.type === 'effort') return this.observers.effort?.((reply as Extract<ControlReply, { type: 'effort' }>).reduced);
     const stream = this.streams.get((reply as Reply).stream);
     if (!stream) return;
     if (reply.type === 'failed') return stream.onFailed(new Error((reply as Extract<ControlReply, { type: 'failed' }>).error));

@@ -34,7 +34,7 @@ export class VoiceThread {
   static async start(options: VoiceThreadOptions): Promise<VoiceThread> {
     const { modelsDir, maxBacklogSeconds, observeInference } = options;
     const data: VoiceThreadData = { modelsDir, maxBacklogSeconds };
-    const thread = new StreamThread<VoiceRequest, VoiceReply>('voice', new URL('./voice-thread.ts', import.meta.url), data, observeInference);
+    const thread = new StreamThread<VoiceRequest, VoiceReply>('voice', new URL('./voice-thread.ts', import.meta.url), data, { inference: observeInference });
     await thread.start();
     return new VoiceThread(thread);
   }

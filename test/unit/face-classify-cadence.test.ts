@@ -21,6 +21,17 @@ test('every frame: every face is classified', () => {
   for (let f = 0; f < 4; f++) assert.equal(frame(cadence, 0, [1, 2], [box(0), box(200)], f).due, [0, 1]);
 });
 
+test('a cadence given with the frame (reduced effort) overrides the constructed one for that frame', () => {
+  const cadence = new ClassifyCadence(1);
+  const run = (every: number | undefined) => cadence.due(0, [7], [box(100)], every).length;
+  const seen = [2, 2, 2, undefined, 2, 2].map((every) => {
+    const due = run(every);
+    cadence.merge(0, [7], [box(100)], due ? [0] : [], answers(...(due ? [0.5] : [])));
+    return due;
+  });
+  assert.equal(seen, [1, 0, 1, 1, 0, 1]);
+});
+
 test('every 2nd frame: the answer is held for the frame between', () => {
   const cadence = new ClassifyCadence(2);
   const seen = [0, 1, 2, 3].map((f) => frame(cadence, 0, [7], [box(100)], 0.1 * (f + 1)));

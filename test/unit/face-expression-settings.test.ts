@@ -3,8 +3,11 @@ import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
 
-test('by default crops are aligned by the eyes, and nothing else is on', () => {
-  assert.equal(expressionSettingsOf(readConfig({})), { align: true, flip: false, ensemble: false, smoothingFrames: 1, detectionWidth: 0, classifyEvery: 1 });
+test('by default crops are aligned by the eyes, nothing else is on, and effort is reduced under load to 480 px and every 2nd frame', () => {
+  assert.equal(expressionSettingsOf(readConfig({})), {
+    align: true, flip: false, ensemble: false, smoothingFrames: 1, detectionWidth: 0, classifyEvery: 1,
+    reduced: { detectionWidth: 480, classifyEvery: 2 },
+  });
 });
 
 test('every EXPRESSION_* variable is read', () => {
@@ -16,9 +19,14 @@ test('every EXPRESSION_* variable is read', () => {
       EXPRESSION_SMOOTHING_FRAMES: '5',
       FACE_DETECTION_WIDTH: '320',
       EXPRESSION_CLASSIFY_EVERY: '2',
+      FACE_REDUCED_DETECTION_WIDTH: '256',
+      FACE_REDUCED_CLASSIFY_EVERY: '4',
     }),
   );
-  assert.equal(settings, { align: false, flip: true, ensemble: false, smoothingFrames: 5, detectionWidth: 320, classifyEvery: 2 });
+  assert.equal(settings, {
+    align: false, flip: true, ensemble: false, smoothingFrames: 5, detectionWidth: 320, classifyEvery: 2,
+    reduced: { detectionWidth: 256, classifyEvery: 4 },
+  });
 });
 
 test('a value that does not parse stops the process at start, naming the variable', () => {
@@ -29,6 +37,8 @@ test('a value that does not parse stops the process at start, naming the variabl
     ['FACE_DETECTION_WIDTH', '-1'],
     ['FACE_DETECTION_WIDTH', '320.5'],
     ['EXPRESSION_CLASSIFY_EVERY', '0'],
+    ['FACE_REDUCED_DETECTION_WIDTH', '-480'],
+    ['FACE_REDUCED_CLASSIFY_EVERY', '0'],
   ] as const) {
     assert.throws(() => readConfig({ [name]: value }), new RegExp(name));
   }

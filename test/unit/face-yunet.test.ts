@@ -53,6 +53,7 @@ test('on the frame scaled down to 320 px, the same six faces are found where the
   const { detector: small } = (await loadAnalysisModels(readConfig().modelsDir, { ...expressionSettingsOf(readConfig()), detectionWidth: 320 })).faces;
   const reference = await full.detectFaces(photo.rgb, photo.width, photo.height);
   const found = await small.detectFaces(photo.rgb, photo.width, photo.height);
+  assert.equal(await full.detectFaces(photo.rgb, photo.width, photo.height, 320), found, 'a width given with the frame (reduced effort) does the same');
   assert.is(found.length, 6);
   for (const face of found) {
     const near = reference.find((r) => Math.abs(r.x + r.width / 2 - (face.x + face.width / 2)) < 0.1 * r.width);

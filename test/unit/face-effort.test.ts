@@ -1,0 +1,75 @@
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import { FaceEffort } from '../../actors/face/face-effort.ts';
+
+const FULL = { detectionWidth: 0, classifyEvery: 1 };
+const REDUCED = { detectionWidth: 480, classifyEvery: 2 };
+
+function clock(start = 1_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+/** One second of a thread offered `frames` frames, `dropped` of them replacing a waiting one; then the review. */
+function second(effort: FaceEffort, time: ReturnType<typeof clock>, frames: number, dropped: number, busyShare: number): boolean {
+  for (let i = 0; i < frames; i++) effort.offered(i < dropped);
+  time.advance(1000);
+  return effort.review(busyShare);
+}
+
+test('a thread that keeps up stays at full effort, however busy', () => {
+  const time = clock();
+  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  for (let s = 0; s < 30; s++) assert.is(second(effort, time, 64, 0, 0.95), false);
+  assert.equal(effort.current, FULL);
+});
+
+test('more than 1 % of frames dropped within 5 s reduces the effort; 1 % does not', () => {
+  const time = clock();
+  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  for (let s = 0; s < 5; s++) assert.is(second(effort, time, 64, s === 4 ? 3 : 0, 0.9), false, '3 of 320 frames is under 1 %');
+  assert.is(effort.reduced, false);
+  assert.is(second(effort, time, 64, 2, 0.9), true, '5 of 320 is over it');
+  assert.equal(effort.current, REDUCED);
+});
+
+test('reduced effort steps back up after 20 s without drops and with the thread idle half the time', () => {
+  const time = clock();
+  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  second(effort, time, 64, 10, 1);
+  assert.is(effort.reduced, true);
+  for (let s = 0; s < 30; s++) assert.is(second(effort, time, 64, 0, 0.6), false, 'busy 60 % of the time: full effort might not fit');
+  for (let s = 1; s < 20; s++) assert.is(second(effort, time, 64, 0, 0.4), false, `${s} s calm`);
+  assert.is(second(effort, time, 64, 0, 0.4), true);
+  assert.equal(effort.current, FULL);
+});
+
+test('a dropped frame or a busy second starts the 20 s again', () => {
+  const time = clock();
+  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  second(effort, time, 64, 10, 1);
+  for (let s = 0; s < 15; s++) second(effort, time, 64, 0, 0.3);
+  second(effort, time, 64, 1, 0.3);
+  for (let s = 0; s < 15; s++) second(effort, time, 64, 0, 0.3);
+  second(effort, time, 64, 0, 0.7);
+  for (let s = 1; s < 20; s++) assert.is(second(effort, time, 64, 0, 0.3), false);
+  assert.is(second(effort, time, 64, 0, 0.3), true);
+});
+
+test('back at full effort, the drops that caused the step down are forgotten', () => {
+  const time = clock();
+  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  second(effort, time, 64, 10, 1);
+  for (let s = 0; s < 20; s++) second(effort, time, 64, 0, 0.3);
+  assert.is(effort.reduced, false);
+  assert.is(second(effort, time, 64, 0, 0.9), false);
+  assert.is(second(effort, time, 64, 1, 0.9), false, '1 of 128 is under 1 %');
+});
+
+test('with nothing lighter configured the effort never changes', () => {
+  const time = clock();
+  const effort = new FaceEffort(FULL, { ...FULL }, time.now);
+  for (let s = 0; s < 10; s++) assert.is(second(effort, time, 64, 32, 1), false);
+  assert.equal(effort.current, FULL);
+});
+test.run();
