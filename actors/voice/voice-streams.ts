@@ -1,8 +1,14 @@
 // Every voice stream of a host, analysed in lockstep: each round takes one 32 ms step from
-// every stream that has one queued and runs the VAD once for all of them. A stream whose
-// backlog passes the limit sheds its oldest audio, so audio rows never lag without bound.
+// every stream that has one queued and runs the VAD once for all of them. Rounds start a
+// moment (GATHER_MS) after audio arrives: live streams deliver their chunks at different
+// times, and rounds started by each chunk at once would run the VAD for one stream at a time.
+// A stream whose backlog passes the limit sheds its oldest audio, so audio rows never lag
+// without bound.
 import { VoiceAnalyzer, type VoiceAnalyzerOptions } from './analyzer.ts';
 import type { VadStream, VoiceActivityModel } from './vad.ts';
+
+/** How long audio waits for other streams' audio to join its rounds: about two chunks of a stream. */
+export const GATHER_MS = 50;
 
 export interface VoiceStreamsOptions {
   model: VoiceActivityModel;
@@ -18,6 +24,7 @@ export class VoiceStreams {
   private readonly streams = new Set<VoiceAnalyzer>();
   private running: Promise<void> | undefined;
   private writtenWhileRunning = false;
+  private gathering: NodeJS.Timeout | undefined;
   /** Streams lost with a failed round, and why. */
   private readonly failed = new Map<VoiceAnalyzer, unknown>();
 
@@ -35,12 +42,14 @@ export class VoiceStreams {
     stream.write(chunk);
     const { maxBacklogSamples, onShed } = this.options;
     if (stream.backlog > maxBacklogSamples) onShed(stream, stream.shed(maxBacklogSamples));
-    this.run();
+    if (this.running) this.writtenWhileRunning = true;
+    else this.gathering ??= setTimeout(() => this.run(), GATHER_MS);
   }
 
   /** Analyses everything `stream` has queued, then ends it (its last second and segment). */
   async close(stream: VoiceAnalyzer): Promise<void> {
     try {
+      if (this.gathering) this.run();
       while (this.running) await this.running;
       if (this.failed.has(stream)) throw this.failed.get(stream);
       stream.flush();
@@ -53,6 +62,8 @@ export class VoiceStreams {
   // Starts the rounds, or has them start again once the current ones end: rounds that found
   // nothing to do are over a moment before they are marked so, and must not swallow a write.
   private run(): void {
+    clearTimeout(this.gathering);
+    this.gathering = undefined;
     if (this.running) {
       this.writtenWhileRunning = true;
       return;

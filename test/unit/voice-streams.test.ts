@@ -4,7 +4,7 @@ import type { AudioSecond } from '../../bus/contracts/rows.ts';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { VoiceThread } from '../../actors/voice/threaded.ts';
 import { VoiceActivityModel } from '../../actors/voice/vad.ts';
-import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
+import { GATHER_MS, VoiceStreams } from '../../actors/voice/voice-streams.ts';
 import { readConfig } from '../../bus/config.ts';
 import { jfkPcm } from '../../ops/support/voice-media.ts';
 
@@ -68,6 +68,22 @@ test('streams analysed together, their steps in one VAD call, give exactly what 
   assert.ok(expected[0]!.segments.length > 0 && expected[0]!.rows.some((row) => row.speech > 0.5), 'the sample has speech');
   close(outs[0]!, expected[0]!, 'JFK');
   close(outs[1]!, expected[1]!, 'reversed');
+});
+
+test('audio arriving from several streams within GATHER_MS goes through the VAD together', async () => {
+  const [jfk] = await voices();
+  let calls = 0;
+  const counted = await VoiceActivityModel.load(config.modelsDir, () => () => calls++);
+  const streams = new VoiceStreams({ model: counted, maxBacklogSamples: Infinity, onShed: () => {}, onFailed: () => {} });
+  const opened = [0, 1, 2, 3].map(() => streams.open({ session: SESSION, startOffset: 0, ...collector() }));
+  // One chunk (four 32 ms steps) from each stream, 10 ms apart, as live pipes deliver them.
+  for (const [i, stream] of opened.entries()) {
+    streams.write(stream, jfk!.subarray(i * CHUNK, (i + 1) * CHUNK));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await new Promise((resolve) => setTimeout(resolve, GATHER_MS + 50));
+  assert.is(calls, 4, 'four rounds of four streams, not sixteen of one');
+  await Promise.all(opened.map((stream) => streams.close(stream)));
 });
 
 test('a stream whose backlog passes the limit skips its oldest audio, moves its clock on, and says how much', async () => {
