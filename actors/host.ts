@@ -82,12 +82,15 @@ export class ActorHost {
     await assertModels(config.modelsDir, required);
     await assertGuardLibrary(config.egressGuardLibrary);
     const load = new HostLoad();
+    let faceEffortReduced = false;
     const resources = {
       faces: await FaceThread.start({
         modelsDir: config.modelsDir,
         expressions,
         observeInference: metrics.observeInference,
         observeEffort: (reduced) => {
+          if (reduced === faceEffortReduced) return;
+          faceEffortReduced = reduced;
           metrics.faceEffort(reduced);
           if (reduced) log.warn({ reduced: expressions.reduced }, 'face analysis behind: reduced effort per frame');
           else log.info('face analysis keeps up: full effort per frame again');

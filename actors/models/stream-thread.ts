@@ -32,7 +32,10 @@ export interface ThreadStream<Request> {
 export interface ThreadObservers {
   /** Durations of the body's model calls, in seconds. */
   inference?(model: ModelName, seconds: number[]): void;
-  /** The body reduced its work per request to keep up (true), or went back to full (false). */
+  /**
+   * The body reduced its work per request to keep up (true), or went back to full (false); a
+   * body (re)started says false once ready, as it starts at full effort.
+   */
   effort?(reduced: boolean): void;
 }
 
@@ -109,7 +112,10 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
     this.worker ??= new Promise((resolve, reject) => {
       const worker = startTsWorker(this.body, this.workerData);
       worker.on('message', (reply: Reply | ControlReply) => {
-        if (reply.type === 'ready') resolve(worker);
+        if (reply.type === 'ready') {
+          resolve(worker);
+          this.observers.effort?.(false);
+        }
         this.receive(reply);
       });
       const fail = (error: Error) => {
