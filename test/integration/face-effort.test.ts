@@ -61,10 +61,13 @@ test('an overloaded face thread reduces its effort, keeps analysing, and returns
   const analysed = await hostMetric('emo_frames_analysed_total');
   await waitUntil('frames analysed at reduced effort', async () => (await hostMetric('emo_frames_analysed_total')) > analysed + 20, 30_000);
 
+  // The thread is overloaded until its frames stop, after this: its calm cannot start earlier
+  // (the second before its first calm review counts, hence the 1.5 s).
+  const stoppingAt = Date.now();
   await stopSession(services, live.id);
-  const calmFrom = Date.now();
   await waitUntil('the face thread back at full effort', async () => (await hostMetric('emo_face_effort_reduced')) === 0, STAY_REDUCED_MS + 30_000);
-  assert.ok(Date.now() - calmFrom >= STAY_REDUCED_MS - 2000, `back after ${Date.now() - calmFrom} ms: it waits for 20 s of calm`);
+  const waited = Date.now() - stoppingAt;
+  assert.ok(waited >= STAY_REDUCED_MS - 1500, `back ${waited} ms after the stop: it waits for 20 s of calm`);
   assert.match(hostLog(), /face analysis keeps up: full effort per frame again/);
 });
 
