@@ -82,18 +82,21 @@ export class ActorHost {
     await assertModels(config.modelsDir, required);
     await assertGuardLibrary(config.egressGuardLibrary);
     const load = new HostLoad();
-    let faceEffortReduced = false;
+    let faceEffortLevel = 0;
     const resources = {
       faces: await FaceThread.start({
         modelsDir: config.modelsDir,
         expressions,
         observeInference: metrics.observeInference,
-        observeEffort: (reduced) => {
-          if (reduced === faceEffortReduced) return;
-          faceEffortReduced = reduced;
-          metrics.faceEffort(reduced);
-          if (reduced) log.warn({ reduced: expressions.reduced }, 'face analysis behind: reduced effort per frame');
+        observeEffort: (level, effort) => {
+          if (level === faceEffortLevel) return;
+          metrics.faceEffort(faceEffortLevel, level);
+          // Not `level`: that is the log line's own.
+          const step = { stepsBelowFull: level, effort };
+          if (level > faceEffortLevel) log.warn(step, 'face analysis behind: reduced effort per frame');
+          else if (level > 0) log.info(step, 'face analysis keeps up better: more effort per frame');
           else log.info('face analysis keeps up: full effort per frame again');
+          faceEffortLevel = level;
         },
       }),
       speechToText: await SpeechToTextPool.start(config.modelsDir, { threads: config.transcriptionThreads, timer: metrics.inference }),

@@ -79,20 +79,20 @@ export class HostMetrics implements WorkerMetrics {
     });
     this.faceEffortReduced = new Gauge({
       name: 'emo_face_effort_reduced',
-      help: 'Whether the face thread does less per frame to keep up (1: detection on a smaller picture, expressions held a frame; FACE_REDUCED_*) or analyses frames as configured (0)',
+      help: 'Steps below full effort the face thread works at to keep up (0: frames analysed as configured; 1: detection on a smaller picture, expressions held a frame, FACE_REDUCED_*; 2: detection smaller still, FACE_LEAST_*)',
       registers: [registry],
     });
     this.faceEffortReductions = new Counter({
       name: 'emo_face_effort_reductions_total',
-      help: 'Times the face thread went to reduced effort because it was dropping frames',
+      help: 'Times the face thread stepped down to less effort per frame because it was dropping frames',
       registers: [registry],
     });
   }
 
-  /** The face thread reduced its work per frame to keep up (true), or went back to full (false). */
-  faceEffort(reduced: boolean): void {
-    this.faceEffortReduced.set(reduced ? 1 : 0);
-    if (reduced) this.faceEffortReductions.inc();
+  /** The face thread moved from `before` to `level` steps below full effort per frame. */
+  faceEffort(before: number, level: number): void {
+    this.faceEffortReduced.set(level);
+    if (level > before) this.faceEffortReductions.inc();
   }
 
   videoSecond(analysed: number, dropped: number): void {

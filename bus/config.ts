@@ -144,11 +144,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // 320: 30-49 % less, top-1 -0.03), and the evaluation set cannot show what holding costs.
     faceDetectionWidth: read.wholeNumber('FACE_DETECTION_WIDTH', 0, 0),
     expressionClassifyEvery: read.wholeNumber('EXPRESSION_CLASSIFY_EVERY', 1, 1),
-    // ...and what the face thread falls back to while it cannot keep up, before it drops frames
-    // (actors/face/face-effort.ts): both at once, 28-39 % less CPU per frame, top-1 -0.004 on
-    // the evaluation set. The values above for both: never.
+    // ...and what the face thread steps down to while it cannot keep up, before it drops frames
+    // (actors/face/face-effort.ts): first both at once, 28-39 % less CPU per frame, top-1 -0.004
+    // on the evaluation set; then detection at 320 px as well, a further 30 % or so, top-1 -0.03.
+    // A step no lighter than the one before is skipped: the values above for both, never.
     faceReducedDetectionWidth: read.wholeNumber('FACE_REDUCED_DETECTION_WIDTH', 480, 0),
     faceReducedClassifyEvery: read.wholeNumber('FACE_REDUCED_CLASSIFY_EVERY', 2, 1),
+    faceLeastDetectionWidth: read.wholeNumber('FACE_LEAST_DETECTION_WIDTH', 320, 0),
+    faceLeastClassifyEvery: read.wholeNumber('FACE_LEAST_CLASSIFY_EVERY', 2, 1),
     ffmpegPath: read.text('FFMPEG_PATH', 'ffmpeg'),
     // rtmps: verify the server's certificate (against the system's CAs, or this file's).
     streamTlsVerify: read.flag('STREAM_TLS_VERIFY', true),

@@ -27,8 +27,8 @@ export interface ExpressionSettings {
   detectionWidth?: number;
   /** Per track, the classifier runs on every this many frames and its answer is held between (ClassifyCadence); 1 or absent: every frame. */
   classifyEvery?: number;
-  /** The lighter work per frame the face thread falls back to before it drops frames (FaceEffort); absent: none. */
-  reduced?: Effort;
+  /** The lighter work per frame the face thread steps down to, in order, before it drops frames (FaceEffort); absent: none. */
+  reduced?: Effort[];
 }
 
 /** The settings as read by readConfig(). */
@@ -41,6 +41,8 @@ export function expressionSettingsOf(config: {
   expressionClassifyEvery: number;
   faceReducedDetectionWidth: number;
   faceReducedClassifyEvery: number;
+  faceLeastDetectionWidth: number;
+  faceLeastClassifyEvery: number;
 }): ExpressionSettings {
   return {
     align: config.expressionAlign,
@@ -49,7 +51,10 @@ export function expressionSettingsOf(config: {
     smoothingFrames: config.expressionSmoothingFrames,
     detectionWidth: config.faceDetectionWidth,
     classifyEvery: config.expressionClassifyEvery,
-    reduced: { detectionWidth: config.faceReducedDetectionWidth, classifyEvery: config.faceReducedClassifyEvery },
+    reduced: [
+      { detectionWidth: config.faceReducedDetectionWidth, classifyEvery: config.faceReducedClassifyEvery },
+      { detectionWidth: config.faceLeastDetectionWidth, classifyEvery: config.faceLeastClassifyEvery },
+    ],
   };
 }
 

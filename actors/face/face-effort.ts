@@ -1,9 +1,10 @@
 // How much work the face thread puts into each frame. At full effort it analyses frames as
-// configured; when it cannot keep up (it is dropping frames) it first does less per frame:
-// detection on a smaller picture and the expression classifier's answer held for a frame
-// (FACE_REDUCED_*), about a third less CPU with four faces. Frames are dropped only when that is
-// not enough. It goes back to full effort once reduced effort has kept up, with the thread idle
-// at least half the time, for long enough that full effort is likely to keep up as well.
+// configured; when it cannot keep up (it is dropping frames) it first does less per frame, in
+// steps: detection on a smaller picture and the expression classifier's answer held for a frame
+// (FACE_REDUCED_*, about a third less CPU with four faces), then detection on a smaller picture
+// still (FACE_LEAST_*). Frames are dropped only when the last step is not enough. It goes back up
+// a step once the lighter one has kept up, with the thread idle at least half the time, for long
+// enough that the heavier one is likely to keep up as well.
 
 export interface Effort {
   /** YuNet reads frames scaled down to at most this width; 0: at their own size. */
@@ -12,16 +13,16 @@ export interface Effort {
   classifyEvery: number;
 }
 
-/** Full effort steps down past this share of frames dropped within WINDOW_MS: the capacity bound. */
-const REDUCE_PAST_DROPPED = 0.01;
+/** A step goes down past this share of frames dropped within WINDOW_MS: the capacity bound. */
+const STEP_DOWN_PAST_DROPPED = 0.01;
 const WINDOW_MS = 5000;
 /**
- * Reduced effort steps up after this long without a frame dropped and with the thread busy at
- * most FULL_FITS_BELOW of the time: full effort costs up to 1.6 times as much, so it should
- * still leave the thread some idle time.
+ * A lighter step goes back up after this long without a frame dropped and with the thread busy
+ * at most HEAVIER_FITS_BELOW of the time: each step up costs up to 1.6 times as much, so it
+ * should still leave the thread some idle time.
  */
-const STAY_REDUCED_MS = 20_000;
-const FULL_FITS_BELOW = 0.5;
+const STAY_LIGHTER_MS = 20_000;
+const HEAVIER_FITS_BELOW = 0.5;
 
 interface Second {
   at: number;
@@ -30,32 +31,34 @@ interface Second {
 }
 
 export class FaceEffort {
-  private readonly reducedEffort: Effort;
-  private reducedNow = false;
+  /** Full effort first, each next one lighter than the one before. */
+  private readonly levels: Effort[];
+  private levelNow = 0;
   private readonly seconds: Second[] = [];
-  /** While reduced: since when no frame was dropped and the thread was idle enough. */
+  /** Below full: since when no frame was dropped and the thread was idle enough. */
   private calmSince: number | undefined;
   private lastReview: number | undefined;
 
   constructor(
-    private readonly full: Effort,
-    /** What the thread falls back to, where it is lighter than `full`; no lighter: it never changes. */
-    reduced: Effort,
+    full: Effort,
+    /** What the thread steps down to, in order; a step no lighter than the one before is skipped. */
+    steps: readonly Effort[],
     private readonly now: () => number = () => performance.now(),
   ) {
-    const widths = [full.detectionWidth, reduced.detectionWidth].filter((width) => width > 0);
-    this.reducedEffort = {
-      detectionWidth: widths.length > 0 ? Math.min(...widths) : 0,
-      classifyEvery: Math.max(full.classifyEvery, reduced.classifyEvery),
-    };
+    this.levels = [full];
+    for (const step of steps) {
+      const lighter = lighterOf(this.levels.at(-1)!, step);
+      if (!sameEffort(lighter, this.levels.at(-1)!)) this.levels.push(lighter);
+    }
   }
 
   get current(): Effort {
-    return this.reducedNow ? this.reducedEffort : this.full;
+    return this.levels[this.levelNow]!;
   }
 
-  get reduced(): boolean {
-    return this.reducedNow;
+  /** Steps below full effort: 0 is full. */
+  get level(): number {
+    return this.levelNow;
   }
 
   /** A frame was offered; `dropped`: it replaced one that was waiting, which is lost. */
@@ -79,29 +82,45 @@ export class FaceEffort {
     const since = this.lastReview ?? at;
     this.lastReview = at;
     while (this.seconds.length > 0 && at - this.seconds[0]!.at > WINDOW_MS) this.seconds.shift();
-    if (sameEffort(this.full, this.reducedEffort)) return false;
-    if (!this.reducedNow) {
-      let offered = 0;
-      let dropped = 0;
-      for (const second of this.seconds) {
-        offered += second.offered;
-        dropped += second.dropped;
-      }
-      if (dropped === 0 || dropped <= REDUCE_PAST_DROPPED * offered) return false;
-      this.reducedNow = true;
-      this.calmSince = undefined;
-      return true;
+    if (this.levelNow < this.levels.length - 1 && this.droppedShare() > STEP_DOWN_PAST_DROPPED) {
+      return this.step(1);
     }
-    if (busyShare > FULL_FITS_BELOW) {
+    if (this.levelNow === 0) return false;
+    if (busyShare > HEAVIER_FITS_BELOW) {
       this.calmSince = undefined;
       return false;
     }
     this.calmSince ??= since;
-    if (at - this.calmSince < STAY_REDUCED_MS) return false;
-    this.reducedNow = false;
+    if (at - this.calmSince < STAY_LIGHTER_MS) return false;
+    return this.step(-1);
+  }
+
+  private droppedShare(): number {
+    let offered = 0;
+    let dropped = 0;
+    for (const second of this.seconds) {
+      offered += second.offered;
+      dropped += second.dropped;
+    }
+    return offered === 0 ? 0 : dropped / offered;
+  }
+
+  /** Each step is judged on its own: the drops and calm of the one before are forgotten. */
+  private step(by: 1 | -1): true {
+    this.levelNow += by;
     this.seconds.length = 0;
+    this.calmSince = undefined;
     return true;
   }
+}
+
+/** `step` where it asks for less than `than`, `than` where it does not. */
+function lighterOf(than: Effort, step: Effort): Effort {
+  const widths = [than.detectionWidth, step.detectionWidth].filter((width) => width > 0);
+  return {
+    detectionWidth: widths.length > 0 ? Math.min(...widths) : 0,
+    classifyEvery: Math.max(than.classifyEvery, step.classifyEvery),
+  };
 }
 
 function sameEffort(a: Effort, b: Effort): boolean {

@@ -35,7 +35,7 @@ setPriority(Math.min(19, getPriority() + FACE_THREAD_NICE_STEPS));
 const port = threadPort<FaceRequest, FaceReply>();
 const { faces: models } = await loadAnalysisModels(modelsDir, expressions, port.timer);
 const full = { detectionWidth: expressions.detectionWidth ?? 0, classifyEvery: expressions.classifyEvery ?? 1 };
-const effort = new FaceEffort(full, expressions.reduced ?? full);
+const effort = new FaceEffort(full, expressions.reduced ?? []);
 const EFFORT_REVIEW_MS = 1000;
 let loopBefore = performance.eventLoopUtilization();
 setInterval(() => {
@@ -44,7 +44,7 @@ setInterval(() => {
   // and waiting for a core.
   const busyShare = performance.eventLoopUtilization(loopNow, loopBefore).utilization;
   loopBefore = loopNow;
-  if (effort.review(busyShare)) port.post({ type: 'effort', reduced: effort.reduced });
+  if (effort.review(busyShare)) port.post({ type: 'effort', level: effort.level, effort: { ...effort.current } });
 }, EFFORT_REVIEW_MS).unref();
 const analyzers = new Map<number, FaceAnalyzer>();
 const failed = new Set<number>();

@@ -23,8 +23,8 @@ export interface FaceStream {
 export interface FaceThreadOptions extends FaceThreadData {
   /** The thread's model calls, in seconds, for the host's metrics. */
   observeInference?(model: ModelName, seconds: number[]): void;
-  /** The thread reduced its work per frame to keep up (true), or went back to full (false). */
-  observeEffort?(reduced: boolean): void;
+  /** The thread now works `level` steps below full effort per frame (0: full), doing what `effort` says. */
+  observeEffort?(level: number, effort?: Readonly<Record<string, number>>): void;
 }
 
 export class FaceThread {

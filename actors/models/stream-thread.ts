@@ -12,8 +12,11 @@ export type ControlReply =
   | { type: 'ready' }
   /** Durations of model calls since the last report, in seconds. */
   | { type: 'inference'; model: ModelName; seconds: number[] }
-  /** The body changed how much work it puts into each request (the face thread: FaceEffort). */
-  | { type: 'effort'; reduced: boolean }
+  /**
+   * The body changed how much work it puts into each request (the face thread: FaceEffort): now
+   * `level` steps below full, doing what `effort` says (for the log).
+   */
+  | { type: 'effort'; level: number; effort: Readonly<Record<string, number>> }
   | { type: 'closed'; stream: number; error?: string }
   /** The stream's analysis failed; it takes no more requests. */
   | { type: 'failed'; stream: number; error: string };
@@ -33,10 +36,10 @@ export interface ThreadObservers {
   /** Durations of the body's model calls, in seconds. */
   inference?(model: ModelName, seconds: number[]): void;
   /**
-   * The body reduced its work per request to keep up (true), or went back to full (false); a
-   * body (re)started says false once ready, as it starts at full effort.
+   * The body now works `level` steps below full effort per request (0: full); a body (re)started
+   * says 0 once ready, as it starts at full effort. `effort`: what it does at that level.
    */
-  effort?(reduced: boolean): void;
+  effort?(level: number, effort?: Readonly<Record<string, number>>): void;
 }
 
 interface OpenStream<Reply> {
@@ -94,7 +97,10 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
       const { model, seconds } = reply as Extract<ControlReply, { type: 'inference' }>;
       return this.observers.inference?.(model, seconds);
     }
-    if (reply.type === 'effort') return this.observers.effort?.((reply as Extract<ControlReply, { type: 'effort' }>).reduced);
+    if (reply.type === 'effort') {
+      const { level, effort } = reply as Extract<ControlReply, { type: 'effort' }>;
+      return this.observers.effort?.(level, effort);
+    }
     const stream = this.streams.get((reply as Reply).stream);
     if (!stream) return;
     if (reply.type === 'failed') return stream.onFailed(new Error((reply as Extract<ControlReply, { type: 'failed' }>).error));
@@ -114,7 +120,7 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
       worker.on('message', (reply: Reply | ControlReply) => {
         if (reply.type === 'ready') {
           resolve(worker);
-          this.observers.effort?.(false);
+          this.observers.effort?.(0);
         }
         this.receive(reply);
       });

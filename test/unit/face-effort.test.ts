@@ -4,6 +4,7 @@ import { FaceEffort } from '../../actors/face/face-effort.ts';
 
 const FULL = { detectionWidth: 0, classifyEvery: 1 };
 const REDUCED = { detectionWidth: 480, classifyEvery: 2 };
+const LEAST = { detectionWidth: 320, classifyEvery: 2 };
 
 function clock(start = 1_000_000) {
   let now = start;
@@ -19,34 +20,62 @@ function second(effort: FaceEffort, time: ReturnType<typeof clock>, frames: numb
 
 test('a thread that keeps up stays at full effort, however busy', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  const effort = new FaceEffort(FULL, [REDUCED, LEAST], time.now);
   for (let s = 0; s < 30; s++) assert.is(second(effort, time, 64, 0, 0.95), false);
   assert.equal(effort.current, FULL);
+  assert.is(effort.level, 0);
 });
 
 test('more than 1 % of frames dropped within 5 s reduces the effort; 1 % does not', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  const effort = new FaceEffort(FULL, [REDUCED, LEAST], time.now);
   for (let s = 0; s < 5; s++) assert.is(second(effort, time, 64, s === 4 ? 3 : 0, 0.9), false, '3 of 320 frames is under 1 %');
-  assert.is(effort.reduced, false);
+  assert.is(effort.level, 0);
   assert.is(second(effort, time, 64, 2, 0.9), true, '5 of 320 is over it');
   assert.equal(effort.current, REDUCED);
+  assert.is(effort.level, 1);
 });
 
-test('reduced effort steps back up after 20 s without drops and with the thread idle half the time', () => {
+test('each step is judged on its own drops: the next step down needs new ones', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  const effort = new FaceEffort(FULL, [REDUCED, LEAST], time.now);
+  assert.is(second(effort, time, 64, 10, 1), true);
+  assert.is(second(effort, time, 64, 0, 1), false, 'the drops that reduced the effort do not count again');
+  assert.is(effort.level, 1);
+  assert.is(second(effort, time, 64, 2, 1), true, '2 of 128 at the first step: the second one');
+  assert.equal(effort.current, LEAST);
+  for (let s = 0; s < 10; s++) assert.is(second(effort, time, 64, 32, 1), false, 'nothing lighter: frames are dropped');
+  assert.is(effort.level, 2);
+});
+
+test('a lighter step goes back up after 20 s without drops and with the thread idle half the time', () => {
+  const time = clock();
+  const effort = new FaceEffort(FULL, [REDUCED], time.now);
   second(effort, time, 64, 10, 1);
-  assert.is(effort.reduced, true);
+  assert.is(effort.level, 1);
   for (let s = 0; s < 30; s++) assert.is(second(effort, time, 64, 0, 0.6), false, 'busy 60 % of the time: full effort might not fit');
   for (let s = 1; s < 20; s++) assert.is(second(effort, time, 64, 0, 0.4), false, `${s} s calm`);
   assert.is(second(effort, time, 64, 0, 0.4), true);
   assert.equal(effort.current, FULL);
 });
 
+test('back up one step at a time, 20 s of calm each', () => {
+  const time = clock();
+  const effort = new FaceEffort(FULL, [REDUCED, LEAST], time.now);
+  second(effort, time, 64, 10, 1);
+  second(effort, time, 64, 10, 1);
+  assert.is(effort.level, 2);
+  for (let s = 1; s < 20; s++) second(effort, time, 64, 0, 0.3);
+  assert.is(second(effort, time, 64, 0, 0.3), true);
+  assert.equal(effort.current, REDUCED);
+  for (let s = 1; s < 20; s++) assert.is(second(effort, time, 64, 0, 0.3), false, `${s} s calm at the first step`);
+  assert.is(second(effort, time, 64, 0, 0.3), true);
+  assert.equal(effort.current, FULL);
+});
+
 test('a dropped frame or a busy second starts the 20 s again', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  const effort = new FaceEffort(FULL, [REDUCED], time.now);
   second(effort, time, 64, 10, 1);
   for (let s = 0; s < 15; s++) second(effort, time, 64, 0, 0.3);
   second(effort, time, 64, 1, 0.3);
@@ -58,18 +87,24 @@ test('a dropped frame or a busy second starts the 20 s again', () => {
 
 test('back at full effort, the drops that caused the step down are forgotten', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, REDUCED, time.now);
+  const effort = new FaceEffort(FULL, [REDUCED], time.now);
   second(effort, time, 64, 10, 1);
   for (let s = 0; s < 20; s++) second(effort, time, 64, 0, 0.3);
-  assert.is(effort.reduced, false);
+  assert.is(effort.level, 0);
   assert.is(second(effort, time, 64, 0, 0.9), false);
   assert.is(second(effort, time, 64, 1, 0.9), false, '1 of 128 is under 1 %');
 });
 
-test('with nothing lighter configured the effort never changes', () => {
+test('steps no lighter than the one before are skipped; with none lighter the effort never changes', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, { ...FULL }, time.now);
-  for (let s = 0; s < 10; s++) assert.is(second(effort, time, 64, 32, 1), false);
-  assert.equal(effort.current, FULL);
+  const same = new FaceEffort(FULL, [{ ...FULL }, { detectionWidth: 0, classifyEvery: 1 }], time.now);
+  for (let s = 0; s < 10; s++) assert.is(second(same, time, 64, 32, 1), false);
+  assert.equal(same.current, FULL);
+  // Full effort already detects at 320: the steps only add the held answers, once.
+  const narrow = new FaceEffort({ detectionWidth: 320, classifyEvery: 1 }, [REDUCED, LEAST], time.now);
+  second(narrow, time, 64, 32, 1);
+  assert.equal(narrow.current, { detectionWidth: 320, classifyEvery: 2 });
+  for (let s = 0; s < 10; s++) assert.is(second(narrow, time, 64, 32, 1), false);
+  assert.is(narrow.level, 1);
 });
 test.run();

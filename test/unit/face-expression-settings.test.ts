@@ -3,10 +3,10 @@ import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
 
-test('by default crops are aligned by the eyes, nothing else is on, and effort is reduced under load to 480 px and every 2nd frame', () => {
+test('by default crops are aligned by the eyes, nothing else is on, and effort steps down under load to 480 px and every 2nd frame, then 320 px', () => {
   assert.equal(expressionSettingsOf(readConfig({})), {
     align: true, flip: false, ensemble: false, smoothingFrames: 1, detectionWidth: 0, classifyEvery: 1,
-    reduced: { detectionWidth: 480, classifyEvery: 2 },
+    reduced: [{ detectionWidth: 480, classifyEvery: 2 }, { detectionWidth: 320, classifyEvery: 2 }],
   });
 });
 
@@ -21,11 +21,13 @@ test('every EXPRESSION_* variable is read', () => {
       EXPRESSION_CLASSIFY_EVERY: '2',
       FACE_REDUCED_DETECTION_WIDTH: '256',
       FACE_REDUCED_CLASSIFY_EVERY: '4',
+      FACE_LEAST_DETECTION_WIDTH: '160',
+      FACE_LEAST_CLASSIFY_EVERY: '8',
     }),
   );
   assert.equal(settings, {
     align: false, flip: true, ensemble: false, smoothingFrames: 5, detectionWidth: 320, classifyEvery: 2,
-    reduced: { detectionWidth: 256, classifyEvery: 4 },
+    reduced: [{ detectionWidth: 256, classifyEvery: 4 }, { detectionWidth: 160, classifyEvery: 8 }],
   });
 });
 
@@ -39,6 +41,8 @@ test('a value that does not parse stops the process at start, naming the variabl
     ['EXPRESSION_CLASSIFY_EVERY', '0'],
     ['FACE_REDUCED_DETECTION_WIDTH', '-480'],
     ['FACE_REDUCED_CLASSIFY_EVERY', '0'],
+    ['FACE_LEAST_DETECTION_WIDTH', '320px'],
+    ['FACE_LEAST_CLASSIFY_EVERY', '1.5'],
   ] as const) {
     assert.throws(() => readConfig({ [name]: value }), new RegExp(name));
   }
