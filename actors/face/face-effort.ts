@@ -13,7 +13,11 @@ export interface Effort {
   classifyEvery: number;
 }
 
-/** A step goes down past this share of frames dropped within WINDOW_MS: the capacity bound. */
+/**
+ * A step goes down past this share of frames dropped within WINDOW_MS: the capacity bound. A
+ * step it went to is judged once it has run that long, on its own frames: right after a change
+ * the frames already waiting still carry the load of the step before.
+ */
 const STEP_DOWN_PAST_DROPPED = 0.01;
 const WINDOW_MS = 5000;
 /**
@@ -38,6 +42,7 @@ export class FaceEffort {
   /** Below full: since when no frame was dropped and the thread was idle enough. */
   private calmSince: number | undefined;
   private lastReview: number | undefined;
+  private changedAt: number | undefined;
 
   constructor(
     full: Effort,
@@ -82,8 +87,9 @@ export class FaceEffort {
     const since = this.lastReview ?? at;
     this.lastReview = at;
     while (this.seconds.length > 0 && at - this.seconds[0]!.at > WINDOW_MS) this.seconds.shift();
-    if (this.levelNow < this.levels.length - 1 && this.droppedShare() > STEP_DOWN_PAST_DROPPED) {
-      return this.step(1);
+    const judged = this.changedAt === undefined || at - this.changedAt >= WINDOW_MS;
+    if (judged && this.levelNow < this.levels.length - 1 && this.droppedShare() > STEP_DOWN_PAST_DROPPED) {
+      return this.step(1, at);
     }
     if (this.levelNow === 0) return false;
     if (busyShare > HEAVIER_FITS_BELOW) {
@@ -92,7 +98,7 @@ export class FaceEffort {
     }
     this.calmSince ??= since;
     if (at - this.calmSince < STAY_LIGHTER_MS) return false;
-    return this.step(-1);
+    return this.step(-1, at);
   }
 
   private droppedShare(): number {
@@ -106,8 +112,9 @@ export class FaceEffort {
   }
 
   /** Each step is judged on its own: the drops and calm of the one before are forgotten. */
-  private step(by: 1 | -1): true {
+  private step(by: 1 | -1, at: number): true {
     this.levelNow += by;
+    this.changedAt = at;
     this.seconds.length = 0;
     this.calmSince = undefined;
     return true;
