@@ -1,16 +1,42 @@
 // The KV buckets where the truth about sessions lives: created by whichever process opens one
 // first, with as many replicas as the NATS cluster is configured to keep (NATS_REPLICAS), so a
 // bucket outlives the loss of a server. A bucket made earlier with fewer replicas is raised.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
+import { isTransient } from './errors.ts';
 
 export interface BucketOptions {
   replicas: number;
   /** How long an entry is kept; for ever when absent. */
   ttlMs?: number;
+  /**
+   * How long to keep asking while JetStream does not answer. A process opens its buckets as it
+   * starts, often together with the servers: a cluster still electing the leader of a bucket's
+   * stream answers nothing for a few seconds, and a starting process should wait that out
+   * rather than exit. Errors that are not about reaching JetStream fail at once.
+   */
+  patienceMs?: number;
 }
 
+const PATIENCE_MS = 60_000;
+const FIRST_PAUSE_MS = 250;
+const LONGEST_PAUSE_MS = 4000;
+
 export async function openBucket(js: JetStreamClient, name: string, options: BucketOptions): Promise<KV> {
+  const giveUpAt = Date.now() + (options.patienceMs ?? PATIENCE_MS);
+  for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, LONGEST_PAUSE_MS)) {
+    try {
+      return await createOrRaise(js, name, options);
+    } catch (error) {
+      if (!isTransient(error) || Date.now() + pause >= giveUpAt) throw error;
+      await sleep(pause);
+    }
+  }
+}
+
+/** Creates the bucket or binds to it (both are safe to repeat), then raises its replicas if needed. */
+async function createOrRaise(js: JetStreamClient, name: string, options: BucketOptions): Promise<KV> {
   const kv = await new Kvm(js).create(name, { history: 1, storage: StorageType.File, replicas: options.replicas, ttl: options.ttlMs });
   const status = await kv.status();
   if (status.replicas < options.replicas) {
