@@ -11,15 +11,17 @@
 // and about 38 MB more per model.
 import ort from 'onnxruntime-node';
 
-export function loadModel(path: string): Promise<ort.InferenceSession> {
-  return ort.InferenceSession.create(path, {
+/** `model` is a file's path or a model's bytes. */
+export function loadModel(model: string | Uint8Array): Promise<ort.InferenceSession> {
+  const options: ort.InferenceSession.SessionOptions = {
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
     extra: { session: { disable_quant_qdq: '1' } },
-  });
+  };
+  return typeof model === 'string' ? ort.InferenceSession.create(model, options) : ort.InferenceSession.create(model, options);
 }
 
 export { ort };

@@ -1,10 +1,12 @@
 // Speech to text with Moonshine tiny: the encoder runs once over a whole speech segment, then the
 // decoder picks the likeliest next token until the end token, reusing its attention cache so each
 // step feeds only the newest token.
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import llamaTokenizer from 'llama-tokenizer-js';
 import { MODEL_FILES } from '../models/files.ts';
 import { loadModel, ort } from '../models/onnx.ts';
+import { withEightBitOutputLayer } from './eight-bit-output-layer.ts';
 
 const SAMPLE_RATE = 16000;
 const START_TOKEN = 1;
@@ -28,15 +30,17 @@ export class SpeechToText implements Transcriber {
   private readonly firstStep: ort.Tensor = new ort.Tensor('bool', Uint8Array.from([0]), [1]);
   private readonly laterStep: ort.Tensor = new ort.Tensor('bool', Uint8Array.from([1]), [1]);
 
-  private constructor(
+  /** `decoder` is the merged decoder, as published or with its output layer rewritten. */
+  constructor(
     private readonly encoder: ort.InferenceSession,
     private readonly decoder: ort.InferenceSession,
   ) {}
 
+  /** The models of `modelsDir`, the decoder's output layer fed its 8-bit weights (eight-bit-output-layer.ts). */
   static async load(modelsDir: string): Promise<SpeechToText> {
     const [encoder, decoder] = await Promise.all([
       loadModel(join(modelsDir, MODEL_FILES.speechEncoder)),
-      loadModel(join(modelsDir, MODEL_FILES.speechDecoder)),
+      readFile(join(modelsDir, MODEL_FILES.speechDecoder)).then((model) => loadModel(withEightBitOutputLayer(model))),
     ]);
     return new SpeechToText(encoder, decoder);
   }
