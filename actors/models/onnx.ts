@@ -21,6 +21,7 @@ export function loadModel(model: string | Uint8Array): Promise<ort.InferenceSess
     logSeverityLevel: 3,
     extra: { session: { disable_quant_qdq: '1' } },
   };
+  // Two calls because the runtime's overloads take a path or bytes, not either.
   return typeof model === 'string' ? ort.InferenceSession.create(model, options) : ort.InferenceSession.create(model, options);
 }
 

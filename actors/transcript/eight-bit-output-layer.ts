@@ -104,12 +104,11 @@ function rewriteNode(field: Field, scope: Scope, products: { count: number }): F
       stringField(Node.domain, CONTRIB_DOMAIN),
     ]);
   }
-  if (!hasAttributes(node)) return field;
+  if (!hasSubgraphs(node)) return field;
   // Branches of If, and bodies of Loop and Scan, see the values of the graphs around them.
   const fields = node.fields.map((part) => {
     if (part.number !== Node.attribute) return part;
     const attribute = readFields(part.value);
-    if (!attribute.some(isSubgraph)) return part;
     return messageField(
       Node.attribute,
       attribute.map((entry) => (isSubgraph(entry) ? messageField(entry.number, rewriteGraph(readFields(entry.value), scope, products)) : entry)),
