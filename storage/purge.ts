@@ -30,6 +30,9 @@ const REPLY_MARGIN_MS = 300;
 const POLL_MS = 100;
 // Distributed DDL that waited this long for a node (one that is down) is queued for it.
 const DDL_TIMED_OUT = 159;
+// The server gives up waiting for the nodes before the client gives up on the server (30 s):
+// a client that times out sends the statement again to the next server, queueing it twice.
+const DDL_WAIT_MAX_S = 20;
 
 /** Each table with rows of the session, and the condition that picks them. */
 export function sessionRows(record: Pick<SessionRecord, 'id' | 'createdAt'>): { table: string; where: string }[] {
@@ -60,11 +63,21 @@ export async function purgeSession(
   if (!(await waitFor(settled, until))) {
     throw unavailable('rows of this session are still on their way to storage; nothing was deleted, retry shortly');
   }
+  await deleteSessionRows(clickhouse, schema, record, until);
+}
+
+/**
+ * Deletes the session's rows from every table and waits for the mutations until `until`.
+ * Refused (503) on a cluster when some rows are still there by then: a node's part of the
+ * deletion waits in its queue, and the rest is done.
+ */
+export async function deleteSessionRows(clickhouse: ClickHouseClient, schema: Schema, record: SessionRecord, until: number): Promise<void> {
   if (!schema.cluster) {
     for (const { table, where } of sessionRows(record)) await clickhouse.command({ query: schema.deleteWhere(table, where) });
   } else if (!(await deleteOnCluster(clickhouse, schema, record, until))) {
-    // A shard's part may wait in the queue (its leader replica was lost; the other takes over
-    // once the lost one's ZooKeeper session lapses): done only when no row is left.
+    // A shard's part may wait in the queue (a node was lost, and its replica takes over once
+    // the lost one's ZooKeeper session lapses; or a node is slow to read its queue): done only
+    // when no row is left.
     if (await waitFor(async () => (await rowsLeft(clickhouse, record)) === 0, until)) return;
     throw unavailable('a ClickHouse node is away and the rows of this session are still being deleted; retry shortly');
   }
@@ -72,12 +85,12 @@ export async function purgeSession(
 }
 
 /**
- * All tables at once, each waiting for every node until shortly before `until`. True when every
- * node has run them (each shard's mutations exist); false when some node has not yet, which
- * runs them from the queue.
+ * All tables at once, each waiting for every node until shortly before `until`, or for at most
+ * DDL_WAIT_MAX_S. True when every node has run them (each shard's mutations exist); false when
+ * some node has not yet, which runs them from the queue.
  */
 async function deleteOnCluster(clickhouse: ClickHouseClient, schema: Schema, record: SessionRecord, until: number): Promise<boolean> {
-  const seconds = Math.max(1, Math.floor((until - Date.now()) / 1000) - 1);
+  const seconds = Math.min(DDL_WAIT_MAX_S, Math.max(1, Math.floor((until - Date.now()) / 1000) - 1));
   const done = await Promise.all(sessionRows(record).map(async ({ table, where }) => {
     try {
       await clickhouse.command({ query: schema.deleteWhere(table, where), clickhouse_settings: { distributed_ddl_task_timeout: String(seconds) } });

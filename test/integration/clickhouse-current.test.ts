@@ -16,7 +16,7 @@ import { analystQueries } from '../../ops/support/analyst-queries.ts';
 import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
 import { listEvents } from '../../storage/events.ts';
 import { migrate } from '../../storage/migrations.ts';
-import { sessionRows } from '../../storage/purge.ts';
+import { deleteSessionRows } from '../../storage/purge.ts';
 import { Schema } from '../../storage/schema.ts';
 import { indexSession, listSessions } from '../../storage/sessions-index.ts';
 import { columnsOf, tableOf } from '../../storage/tables.ts';
@@ -201,9 +201,7 @@ test("the README's analyst queries", async () => {
 test("a session's deletion removes its rows on both", async () => {
   // The old engine may be a cluster (CLICKHOUSE_CLUSTER): its deletions go to the local tables.
   const schemas = [new Schema(database, config.clickhouseCluster), new Schema(database)];
-  for (const [i, client] of engines().entries()) {
-    for (const { table, where } of sessionRows(analysed)) await client.command({ query: schemas[i]!.deleteWhere(table, where) });
-  }
+  for (const [i, client] of engines().entries()) await deleteSessionRows(client, schemas[i]!, analysed, Date.now() + 90_000);
   for (const table of ['audio_seconds', 'video_seconds', 'face_seconds', 'speech_segments', 'custom_events']) {
     const count = async (client: ClickHouseClient) => {
       for (let attempt = 0; attempt < 100; attempt++) {
