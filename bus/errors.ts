@@ -33,6 +33,8 @@ export function isTransient(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = String((error as { code?: unknown }).code ?? '');
   if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EAI_AGAIN|503|408|TIMEOUT|CONNECTION_CLOSED|CONNECTION_DRAINING|DISCONNECT)$/i.test(code)) return true;
-  const names = ['TimeoutError', 'NoRespondersError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'JetStreamNotEnabledError', 'ConnectionError'];
+  // JetStream's "not enabled" is transient only when it means no server answered yet (its cause,
+  // a RequestError), not when the account has no JetStream.
+  const names = ['TimeoutError', 'NoRespondersError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'ConnectionError'];
   return names.includes(error.name) || (error.cause !== undefined && isTransient(error.cause));
 }
