@@ -35,7 +35,7 @@ const DDL_TIMED_OUT = 159;
 const DDL_WAIT_MAX_S = 20;
 
 /** Each table with rows of the session, and the condition that picks them. */
-export function sessionRows(record: Pick<SessionRecord, 'id' | 'createdAt'>): { table: string; where: string }[] {
+function sessionRows(record: Pick<SessionRecord, 'id' | 'createdAt'>): { table: string; where: string }[] {
   const byDay = sql`day = ${sessionDay(record.id)} AND session = ${record.id}`;
   const results = ROW_KINDS.filter((kind) => kind !== 'session').map(tableOf);
   return [
