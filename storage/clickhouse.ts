@@ -40,6 +40,18 @@ const CLUSTER_SETTINGS = {
   prefer_localhost_replica: 0,
 } as const;
 
+// How long a request may take before the client gives up on the server and tries the next.
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * How long DDL ON CLUSTER waits for every node (distributed_ddl_task_timeout) before the
+ * server answers DDL_TIMED_OUT: well within the client's request timeout, since a client that
+ * gave up would send the statement again to the next server, which waits as long again. A
+ * statement that timed out stays queued for the nodes that have not run it yet.
+ */
+export const DDL_WAIT_SECONDS = 20;
+export const DDL_TIMED_OUT = 159;
+
 /** `null` connects without a database: for creating it. */
 export function connectClickHouse(server: ClickHouseServer, database: string | null, log?: Logger): ClickHouseClient {
   const urls = server.url.split(',').map((url) => url.trim()).filter(Boolean);
@@ -50,7 +62,7 @@ export function connectClickHouse(server: ClickHouseServer, database: string | n
       password: server.password,
       database: database ?? undefined,
       compression: { request: false, response: false },
-      request_timeout: 30_000,
+      request_timeout: REQUEST_TIMEOUT_MS,
       clickhouse_settings: { output_format_json_quote_64bit_integers: 0, ...(server.cluster ? CLUSTER_SETTINGS : {}) },
     }),
   );

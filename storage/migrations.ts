@@ -13,7 +13,8 @@
 // `schema.local(name)` and `schema.onCluster` for what is written out by hand.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EMOTION_KEYS } from '../bus/contracts/rows.ts';
-import { queryRows } from './clickhouse.ts';
+import { DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from './clickhouse.ts';
+import { clickhouseCode } from './insert-errors.ts';
 import { Schema } from './schema.ts';
 import { literal, sql } from './sql.ts';
 
@@ -142,10 +143,10 @@ export async function migrate(client: ClickHouseClient, database: string, cluste
   const schema = new Schema(database, cluster);
   let applied = await appliedMigrations(client, schema);
   if (MIGRATIONS.every((migration) => applied.has(migration.id))) return;
-  await client.command({ query: schema.createDatabase() });
+  await run(client, schema.createDatabase());
   // On a cluster, one table on every node: any node answers which migrations ran.
   for (const query of schema.createTable({ name: 'schema_migrations', columns: 'id UInt32, applied DateTime', engine: 'ReplacingMergeTree()', keys: 'ORDER BY id' })) {
-    await client.command({ query });
+    await run(client, query);
   }
   applied = await appliedMigrations(client, schema);
   for (const migration of MIGRATIONS) {
@@ -158,12 +159,26 @@ export async function migrate(client: ClickHouseClient, database: string, cluste
 // 18.16 has no ADD COLUMN IF NOT EXISTS: when two services migrate at once, the second ADD
 // finds the first one's column, which is what it wanted.
 const COLUMN_EXISTS = /column with this name already exists/;
+// How long a statement may wait for a slow node before the migration fails (ClickHouse's own
+// default wait for distributed DDL).
+const NODE_WAIT_MS = 180_000;
 
+/**
+ * Runs a statement until every node has: a node that is slow to read its DDL queue (a busy
+ * disk) makes the server give up waiting for it after DDL_WAIT_SECONDS, and the statement is
+ * sent again, queued behind the first; a migration must not be recorded before every node has
+ * the table or column its rows will need.
+ */
 async function run(client: ClickHouseClient, statement: string): Promise<void> {
-  try {
-    await client.command({ query: statement });
-  } catch (error) {
-    if (!COLUMN_EXISTS.test((error as Error).message)) throw error;
+  const until = Date.now() + NODE_WAIT_MS;
+  for (;;) {
+    try {
+      await client.command({ query: statement, clickhouse_settings: { distributed_ddl_task_timeout: String(DDL_WAIT_SECONDS) } });
+      return;
+    } catch (error) {
+      if (COLUMN_EXISTS.test((error as Error).message)) return;
+      if (clickhouseCode(error) !== DDL_TIMED_OUT || Date.now() >= until) throw error;
+    }
   }
 }
 

@@ -17,7 +17,7 @@ import type { SessionRecord } from '../bus/contracts/session.ts';
 import { unavailable } from '../bus/errors.ts';
 import { sessionDay } from '../bus/ids.ts';
 import { ROW_KINDS, streams, subjects } from '../bus/subjects.ts';
-import { queryRows } from './clickhouse.ts';
+import { DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from './clickhouse.ts';
 import { clickhouseCode } from './insert-errors.ts';
 import type { Schema } from './schema.ts';
 import { sql } from './sql.ts';
@@ -28,11 +28,6 @@ const SETTLE_MS = 2000;
 // The reply must still reach the caller before its wait ends.
 const REPLY_MARGIN_MS = 300;
 const POLL_MS = 100;
-// Distributed DDL that waited this long for a node (one that is down) is queued for it.
-const DDL_TIMED_OUT = 159;
-// The server gives up waiting for the nodes before the client gives up on the server (30 s):
-// a client that times out sends the statement again to the next server, queueing it twice.
-const DDL_WAIT_MAX_S = 20;
 
 /** Each table with rows of the session, and the condition that picks them. */
 function sessionRows(record: Pick<SessionRecord, 'id' | 'createdAt'>): { table: string; where: string }[] {
@@ -86,11 +81,11 @@ export async function deleteSessionRows(clickhouse: ClickHouseClient, schema: Sc
 
 /**
  * All tables at once, each waiting for every node until shortly before `until`, or for at most
- * DDL_WAIT_MAX_S. True when every node has run them (each shard's mutations exist); false when
+ * DDL_WAIT_SECONDS. True when every node has run them (each shard's mutations exist); false when
  * some node has not yet, which runs them from the queue.
  */
 async function deleteOnCluster(clickhouse: ClickHouseClient, schema: Schema, record: SessionRecord, until: number): Promise<boolean> {
-  const seconds = Math.min(DDL_WAIT_MAX_S, Math.max(1, Math.floor((until - Date.now()) / 1000) - 1));
+  const seconds = Math.min(DDL_WAIT_SECONDS, Math.max(1, Math.floor((until - Date.now()) / 1000) - 1));
   const done = await Promise.all(sessionRows(record).map(async ({ table, where }) => {
     try {
       await clickhouse.command({ query: schema.deleteWhere(table, where), clickhouse_settings: { distributed_ddl_task_timeout: String(seconds) } });

@@ -3,14 +3,15 @@
 // two services at once), rows written by the storage writer are read back from any node, a
 // session is purged, and the node the storage service talks to is killed (SIGKILL) while rows
 // flow: writes and reads carry on through the next node, no row is lost or counted twice, and
-// the node catches up once started again; a node that crashes is started again by itself. The
-// time each step takes is printed.
+// the node catches up once started again; a node that crashes is started again by itself; a
+// node that stalls holds a migration until it has run it. The time each step takes is printed.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
@@ -398,6 +399,35 @@ step('a node that crashes is started again by the stack and catches up with its 
     await Promise.all([on.close(), other.close()]);
   }
   console.log(`  ${crashing.name} crashed (SIGSEGV): running and caught up again after ${Date.now() - started} ms`);
+});
+
+step('a node slow to run DDL holds a migration until it has, and the statement never goes to another server', async () => {
+  await Promise.all(cluster.nodes.map((each) => each.start()));
+  const slow = cluster.nodes[3]!;
+  const database = 'emotions_cluster_slow';
+  // Past the server's wait for the nodes (DDL_WAIT_SECONDS) and the client's request timeout.
+  const stalledMs = 35_000;
+  const warnings: string[] = [];
+  const admin = connectClickHouse(server, null, pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }));
+  const pid = slow.pid()!;
+  process.kill(pid, 'SIGSTOP');
+  let resumedAt = Infinity;
+  try {
+    const migrated = migrate(admin, database, cluster.name).then(() => Date.now());
+    await Promise.race([migrated, sleep(stalledMs)]);
+    resumedAt = Date.now();
+    process.kill(pid, 'SIGCONT');
+    const migratedAt = await migrated;
+    console.log(`  ${slow.name} stopped for ${stalledMs} ms: schema migrated ${migratedAt - resumedAt} ms after it resumed`);
+    assert.ok(migratedAt > resumedAt, 'the migration waited for the stopped node');
+  } finally {
+    if (resumedAt === Infinity) process.kill(pid, 'SIGCONT');
+    await admin.close();
+  }
+  assert.equal(warnings, [], 'no request moved to another server');
+  const tables = await onEachNode((on) => count(on, sql`SELECT count() AS n FROM system.columns
+    WHERE database = ${database} AND name = 'speech_end' AND table IN ('audio_seconds', 'audio_seconds_local')`));
+  assert.equal(tables, [2, 2, 2, 2], 'every node has the column of the last migration');
 });
 
 test.run();
