@@ -11,8 +11,8 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
