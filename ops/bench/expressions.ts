@@ -26,6 +26,7 @@ import { FaceDetector, type Face } from '../../actors/face/yunet.ts';
 import { loadAnalysisModels, type FaceModels } from '../../actors/models/analysis-models.ts';
 import { MODEL_FILES } from '../../actors/models/files.ts';
 import { loadModel } from '../../actors/models/onnx.ts';
+import { seededRandom } from './lib/seeded-random.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
@@ -251,18 +252,6 @@ function variants(): Variant[] {
   return all;
 }
 
-/** Deterministic pseudo-random numbers (mulberry32), so every run streams the same frames. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Halves the image (2x2 means) while `scale` is below one half, so the last resampling never skips pixels; returns the scale left. */
 function shrink(image: Image, scale: number): { image: Image; scale: number } {
   const halvings = scale >= 0.5 ? 0 : Math.ceil(-Math.log2(scale)) - 1;
@@ -344,7 +333,7 @@ function renderFrame(source: Image, variant: Variant, next: () => number): Uint8
 }
 
 const NOISE = (() => {
-  const next = random(7);
+  const next = seededRandom(7);
   // Roughly normal (sum of three uniforms), standard deviation about 2 grey levels.
   return Float32Array.from({ length: 65521 }, () => (next() + next() + next() - 1.5) * 4);
 })();
@@ -401,7 +390,7 @@ console.log(
     `(${clips.length * framesPerClip} frames), ${configurations.length} configurations`,
 );
 const started = performance.now();
-const next = random(20240611);
+const next = seededRandom(20240611);
 let frameIndex = 0;
 for (const [clipIndex, { sample, variant }] of clips.entries()) {
   for (let f = 0; f < framesPerClip; f++, frameIndex++) {

@@ -1,18 +1,6 @@
 // Deterministic test signals at 16 kHz: noise, tones with harmonics, silence with a noise floor.
 import { SAMPLE_RATE } from './speech.ts';
 
-/** A seeded uniform generator in [0, 1), so every run feeds the same audio. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const amplitudeOf = (dbfs: number) => 10 ** (dbfs / 20);
 
 /** White noise at roughly `dbfs` (RMS). */
