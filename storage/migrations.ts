@@ -164,10 +164,10 @@ const COLUMN_EXISTS = /column with this name already exists/;
 const NODE_WAIT_MS = 180_000;
 
 /**
- * Runs a statement and waits until every node has run it: a node that is slow to read its DDL queue (a busy
- * disk) makes the server give up waiting for it after DDL_WAIT_SECONDS, and the statement is
- * sent again, queued behind the first; a migration must not be recorded before every node has
- * the table or column its rows will need.
+ * Runs a statement and waits until every node has run it: a node that is slow to read its DDL
+ * queue (a busy disk) makes the server give up waiting for it after DDL_WAIT_SECONDS, and the
+ * statement is sent again, queued behind the first; a migration must not be recorded before
+ * every node has the table or column its rows will need.
  */
 async function run(client: ClickHouseClient, statement: string): Promise<void> {
   const until = Date.now() + NODE_WAIT_MS;
