@@ -51,6 +51,11 @@ const REQUEST_TIMEOUT_MS = 30_000;
  */
 export const DDL_WAIT_SECONDS = 20;
 export const DDL_TIMED_OUT = 159;
+/**
+ * 18.16 has no ADD COLUMN IF NOT EXISTS: when two services migrate at once, the second ADD
+ * finds the first one's column, which is what it wanted.
+ */
+export const COLUMN_EXISTS = 44;
 
 /** `null` connects without a database: for creating it. */
 export function connectClickHouse(server: ClickHouseServer, database: string | null, log?: Logger): ClickHouseClient {

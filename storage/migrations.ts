@@ -9,18 +9,19 @@
 // user, whose lists read one user's rows together (a session's user never changes).
 //
 // A statement names tables through the schema: `schema.createTable`, `schema.alter` for a
-// column change (never ALTER by hand: on a cluster it takes three statements),
-// `schema.local(name)` and `schema.onCluster` for what is written out by hand.
+// column change (never ALTER by hand: on a cluster it takes three statements and goes to the
+// shards' replicas), `schema.local(name)` and `schema.onCluster` for what is written out by hand.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { EMOTION_KEYS } from '../bus/contracts/rows.ts';
-import { DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from './clickhouse.ts';
+import { COLUMN_EXISTS, DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from './clickhouse.ts';
+import type { ClusterNodes } from './cluster-nodes.ts';
 import { clickhouseCode } from './insert-errors.ts';
-import { Schema } from './schema.ts';
+import { Schema, type Statement } from './schema.ts';
 import { literal, sql } from './sql.ts';
 
 interface Migration {
   id: number;
-  statements: (schema: Schema) => string[];
+  statements: (schema: Schema) => Statement[];
 }
 
 const bySession = 'cityHash64(session)';
@@ -139,8 +140,8 @@ export const MIGRATIONS: Migration[] = [
  * service starts while a node of the cluster is down (DDL ON CLUSTER would wait for it).
  * `cluster`: the tables are laid out on that cluster (storage/schema.ts).
  */
-export async function migrate(client: ClickHouseClient, database: string, cluster?: string): Promise<void> {
-  const schema = new Schema(database, cluster);
+export async function migrate(client: ClickHouseClient, database: string, cluster?: ClusterNodes): Promise<void> {
+  const schema = new Schema(database, cluster?.name);
   let applied = await appliedMigrations(client, schema);
   if (MIGRATIONS.every((migration) => applied.has(migration.id))) return;
   await run(client, schema.createDatabase());
@@ -151,14 +152,22 @@ export async function migrate(client: ClickHouseClient, database: string, cluste
   applied = await appliedMigrations(client, schema);
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.id)) continue;
-    for (const statement of migration.statements(schema)) await run(client, statement);
+    for (const statement of migration.statements(schema)) await apply(client, schema, cluster, statement);
     await client.command({ query: `INSERT INTO ${schema.db}.schema_migrations VALUES (${literal(migration.id)}, now())` });
   }
 }
 
-// 18.16 has no ADD COLUMN IF NOT EXISTS: when two services migrate at once, the second ADD
-// finds the first one's column, which is what it wanted.
-const COLUMN_EXISTS = /column with this name already exists/;
+/**
+ * Runs one statement of a migration. An ALTER of a table that holds rows goes, on a cluster, to
+ * one replica of each shard and returns once every replica has the change; ON CLUSTER when the
+ * nodes known here do not reach every shard.
+ */
+export async function apply(client: ClickHouseClient, schema: Schema, cluster: ClusterNodes | undefined, statement: Statement): Promise<void> {
+  if (typeof statement === 'string') return run(client, statement);
+  if (cluster && (await cluster.alterEachShard(statement, Date.now() + NODE_WAIT_MS))) return;
+  await run(client, schema.onEveryNode(statement));
+}
+
 // How long a statement may wait for a slow node before the migration fails (ClickHouse's own
 // default wait for distributed DDL).
 const NODE_WAIT_MS = 180_000;
@@ -176,8 +185,9 @@ async function run(client: ClickHouseClient, statement: string): Promise<void> {
       await client.command({ query: statement, clickhouse_settings: { distributed_ddl_task_timeout: String(DDL_WAIT_SECONDS) } });
       return;
     } catch (error) {
-      if (COLUMN_EXISTS.test((error as Error).message)) return;
-      if (clickhouseCode(error) !== DDL_TIMED_OUT || Date.now() >= until) throw error;
+      const code = clickhouseCode(error);
+      if (code === COLUMN_EXISTS) return;
+      if (code !== DDL_TIMED_OUT || Date.now() >= until) throw error;
     }
   }
 }

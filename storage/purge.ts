@@ -3,9 +3,10 @@
 // parts holding them in the background. Each condition names the table's partition key, so a
 // ClickHouse that prunes partitions rewrites only the session's month.
 //
-// On a cluster the local tables are changed ON CLUSTER (a Distributed table takes no
-// mutation); a node that is down runs it from the DDL queue once back, and meanwhile its
-// replica, which the mutation reaches through ZooKeeper, answers for it.
+// On a cluster the local tables are changed (a Distributed table takes no mutation), on one
+// replica of each shard, which ZooKeeper carries to the others: a replica that is down runs it
+// once back, and meanwhile its partner answers for it. When the nodes this service knows do not
+// reach every shard, ON CLUSTER: a node that is down runs it from the DDL queue once back.
 //
 // session_spans is left alone: it holds one aggregate per user (first and last creation time,
 // a row count), no row of any session, and only sizes the windows a list reads; a deleted
@@ -18,8 +19,9 @@ import { unavailable } from '../bus/errors.ts';
 import { sessionDay } from '../bus/ids.ts';
 import { ROW_KINDS, streams, subjects } from '../bus/subjects.ts';
 import { DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from './clickhouse.ts';
+import type { ClusterNodes } from './cluster-nodes.ts';
 import { clickhouseCode } from './insert-errors.ts';
-import type { Schema } from './schema.ts';
+import type { Schema, TableAlter } from './schema.ts';
 import { sql } from './sql.ts';
 import { tableOf } from './tables.ts';
 
@@ -52,50 +54,62 @@ export async function purgeSession(
   record: SessionRecord,
   deadline: number,
   schema: Schema,
+  cluster?: ClusterNodes,
 ): Promise<void> {
   const until = deadline - REPLY_MARGIN_MS;
   const settled = async () => Date.now() >= (record.finishedAt ?? 0) + SETTLE_MS && (await rowsOnTheWay(jsm, record.id)) === 0;
   if (!(await waitFor(settled, until))) {
     throw unavailable('rows of this session are still on their way to storage; nothing was deleted, retry shortly');
   }
-  await deleteSessionRows(clickhouse, schema, record, until);
+  await deleteSessionRows(clickhouse, schema, record, until, cluster);
 }
 
 /**
- * Deletes the session's rows from every table and waits for the mutations until `until`.
- * Refused (503) on a cluster when some rows are still there by then: a node's part of the
- * deletion waits in its queue, and the rest is done.
+ * Deletes the session's rows from every table and waits for the mutations until `until`, after
+ * which one still running finishes on its own. Refused (503) on a cluster when some rows are
+ * still there by then: the deletion is on its way to every replica, and asking again is safe.
  */
-export async function deleteSessionRows(clickhouse: ClickHouseClient, schema: Schema, record: SessionRecord, until: number): Promise<void> {
+export async function deleteSessionRows(
+  clickhouse: ClickHouseClient,
+  schema: Schema,
+  record: SessionRecord,
+  until: number,
+  cluster?: ClusterNodes,
+): Promise<void> {
+  const deletions = sessionRows(record).map(({ table, where }) => schema.deleteWhere(table, where));
   if (!schema.cluster) {
-    for (const { table, where } of sessionRows(record)) await clickhouse.command({ query: schema.deleteWhere(table, where) });
-  } else if (!(await deleteOnCluster(clickhouse, schema, record, until))) {
-    // A shard's part may wait in the queue (a node was lost, and its replica takes over once
-    // the lost one's ZooKeeper session lapses; or a node is slow to read its queue): done only
-    // when no row is left.
-    if (await waitFor(async () => (await rowsLeft(clickhouse, record)) === 0, until)) return;
-    throw unavailable('a ClickHouse node is away and the rows of this session are still being deleted; retry shortly');
+    for (const deletion of deletions) await clickhouse.command({ query: schema.onEveryNode(deletion) });
+    await waitFor(async () => (await mutationsRunning(clickhouse, record.id)) === 0, until);
+    return;
   }
-  await waitFor(async () => (await mutationsRunning(clickhouse, schema, record.id)) === 0, until);
+  if (!(await deleteOnEachShard(deletions, cluster))) await deleteOnEveryNode(clickhouse, schema, deletions, until);
+  // A replica runs the mutations once it has read them from ZooKeeper (or, ON CLUSTER, from its
+  // DDL queue: a node slow to read it, or lost until its partner takes over once the lost one's
+  // ZooKeeper session lapses): done when no row is left where reads go.
+  if (!(await waitFor(async () => (await rowsLeft(clickhouse, record)) === 0, until))) {
+    throw unavailable('the rows of this session are still being deleted; retry shortly');
+  }
+}
+
+/** All tables at once, on one replica of each shard; false when the nodes known here do not reach every shard. */
+async function deleteOnEachShard(deletions: TableAlter[], cluster: ClusterNodes | undefined): Promise<boolean> {
+  if (!cluster) return false;
+  return (await Promise.all(deletions.map((deletion) => cluster.alterEachShard(deletion)))).every(Boolean);
 }
 
 /**
- * All tables at once, each waiting for every node until shortly before `until`, or for at most
- * DDL_WAIT_SECONDS. True when every node has run them (each shard's mutations exist); false when
- * some node has not yet, which runs them from the queue.
+ * All tables at once ON CLUSTER, each waiting for every node until shortly before `until`, or
+ * for at most DDL_WAIT_SECONDS; a node that has not run them by then runs them from the queue.
  */
-async function deleteOnCluster(clickhouse: ClickHouseClient, schema: Schema, record: SessionRecord, until: number): Promise<boolean> {
+async function deleteOnEveryNode(clickhouse: ClickHouseClient, schema: Schema, deletions: TableAlter[], until: number): Promise<void> {
   const seconds = Math.min(DDL_WAIT_SECONDS, Math.max(1, Math.floor((until - Date.now()) / 1000) - 1));
-  const done = await Promise.all(sessionRows(record).map(async ({ table, where }) => {
+  await Promise.all(deletions.map(async (deletion) => {
     try {
-      await clickhouse.command({ query: schema.deleteWhere(table, where), clickhouse_settings: { distributed_ddl_task_timeout: String(seconds) } });
-      return true;
+      await clickhouse.command({ query: schema.onEveryNode(deletion), clickhouse_settings: { distributed_ddl_task_timeout: String(seconds) } });
     } catch (error) {
       if (clickhouseCode(error) !== DDL_TIMED_OUT) throw error;
-      return false;
     }
   }));
-  return done.every(Boolean);
 }
 
 async function rowsLeft(clickhouse: ClickHouseClient, record: SessionRecord): Promise<number> {
@@ -109,16 +123,9 @@ async function rowsOnTheWay(jsm: JetStreamManager, session: string): Promise<num
   return Object.values(info.state.subjects ?? {}).reduce((sum, count) => sum + count, 0);
 }
 
-/** On a cluster, of one replica of each shard. */
-async function mutationsRunning(clickhouse: ClickHouseClient, schema: Schema, session: string): Promise<number> {
-  const [row] = await queryRows<{ running: number }>(
-    clickhouse,
-    schema.cluster
-      ? sql`SELECT count() AS running FROM cluster(${schema.cluster}, system, mutations)
-          WHERE database = ${schema.db} AND is_done = 0 AND position(command, ${session}) > 0`
-      : sql`SELECT count() AS running FROM system.mutations
-          WHERE database = currentDatabase() AND is_done = 0 AND position(command, ${session}) > 0`,
-  );
+async function mutationsRunning(clickhouse: ClickHouseClient, session: string): Promise<number> {
+  const [row] = await queryRows<{ running: number }>(clickhouse, sql`SELECT count() AS running FROM system.mutations
+    WHERE database = currentDatabase() AND is_done = 0 AND position(command, ${session}) > 0`);
   return Number(row?.running ?? 0);
 }
 

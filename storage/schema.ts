@@ -4,7 +4,8 @@
 // share a ZooKeeper path), under a Distributed table `<name>` on every node that spreads rows
 // over the shards and reads them back; every query reads and writes `<name>` either way.
 // DDL runs ON CLUSTER: the servers' distributed_ddl queue carries it to every node, also to one
-// that is down when it is issued, once it is back.
+// that is down when it is issued, once it is back; except an ALTER of a table that holds rows,
+// which goes to one replica of each shard where it can (storage/cluster-nodes.ts).
 
 export interface TableSpec {
   name: string;
@@ -20,6 +21,17 @@ export interface TableSpec {
    */
   shardBy?: string;
 }
+
+/** An ALTER of a table that holds rows: `<name>_local` on a cluster. */
+export interface TableAlter {
+  database: string;
+  table: string;
+  /** What follows the table: `ADD COLUMN x UInt8`, `DELETE WHERE ...`. */
+  clause: string;
+}
+
+/** A statement of a migration: DDL as written, or an ALTER whose place depends on the nodes. */
+export type Statement = string | TableAlter;
 
 export class Schema {
   readonly db: string;
@@ -64,29 +76,26 @@ export class Schema {
 
   /**
    * An ALTER of a table's columns (`ADD COLUMN x Float32 DEFAULT 0`). On a cluster the local
-   * tables change (one replica per shard runs it, ZooKeeper carries it to the others, and it
-   * returns once every live replica has it); the Distributed table, which keeps a column list
-   * of its own but takes no ALTER ON CLUSTER in 18.16 ("isn't replicated, but shard is"), is
-   * made again from them: it holds no rows, only a moment's reads fail meanwhile.
+   * tables change (on one replica of each shard, which ZooKeeper carries to the others); the
+   * Distributed table, which keeps a column list of its own but takes no ALTER ON CLUSTER in
+   * 18.16 ("isn't replicated, but shard is"), is made again from them: it holds no rows, only a
+   * moment's reads fail meanwhile.
    */
-  alter(table: { name: string; shardBy: string }, clause: string): string[] {
+  alter(table: { name: string; shardBy: string }, clause: string): Statement[] {
     const { name, shardBy } = table;
-    if (!this.cluster) return [`ALTER TABLE ${this.db}.${name} ${clause}`];
-    return [
-      `ALTER TABLE ${this.local(name)}${this.onCluster} ${clause}`,
-      `DROP TABLE IF EXISTS ${this.db}.${name}${this.onCluster}`,
-      this.distributed(name, shardBy),
-    ];
+    const change: TableAlter = { database: this.db, table: this.cluster ? `${name}_local` : name, clause };
+    if (!this.cluster) return [change];
+    return [change, `DROP TABLE IF EXISTS ${this.db}.${name}${this.onCluster}`, this.distributed(name, shardBy)];
   }
 
-  /**
-   * Removes rows (a mutation). A Distributed table takes none, so on a cluster the local tables
-   * are changed: one replica of each shard runs it, ZooKeeper carries it to the others.
-   */
-  deleteWhere(name: string, where: string): string {
-    return this.cluster
-      ? `ALTER TABLE ${this.local(name)}${this.onCluster} DELETE WHERE ${where}`
-      : `ALTER TABLE ${name} DELETE WHERE ${where}`;
+  /** Removes rows (a mutation). A Distributed table takes none: on a cluster the local tables do. */
+  deleteWhere(name: string, where: string): TableAlter {
+    return { database: this.db, table: this.cluster ? `${name}_local` : name, clause: `DELETE WHERE ${where}` };
+  }
+
+  /** The ALTER as one statement: ON CLUSTER on a cluster, which the DDL queue takes to every node. */
+  onEveryNode(alter: TableAlter): string {
+    return `ALTER TABLE ${alter.database}.${alter.table}${this.onCluster} ${alter.clause}`;
   }
 }
 

@@ -15,6 +15,7 @@ import { serveSessionPurge } from './api/purge.ts';
 import { serveResults } from './api/results.ts';
 import { serveSessionList } from './api/sessions.ts';
 import { connectClickHouse, type ClickHouseServer } from './clickhouse.ts';
+import { ClusterNodes } from './cluster-nodes.ts';
 import { ensureDeadLetterStream } from './dead-letter.ts';
 import type { StorageMetrics } from './metrics.ts';
 import { migrate } from './migrations.ts';
@@ -46,12 +47,17 @@ export class StorageService {
     private readonly clickhouse: ClickHouseClient,
     private readonly records: SessionRecords,
     private readonly writer: StorageWriter | undefined,
+    private readonly cluster: ClusterNodes | undefined,
   ) {}
 
   static async start(nc: NatsConnection, options: StorageOptions, log: Logger): Promise<StorageService> {
+    const cluster = ClusterNodes.connect(options.clickhouse);
     const admin = connectClickHouse(options.clickhouse, null);
     try {
-      await migrate(admin, options.database, options.clickhouse.cluster);
+      await migrate(admin, options.database, cluster);
+    } catch (error) {
+      await cluster?.close();
+      throw error;
     } finally {
       await admin.close();
     }
@@ -69,13 +75,13 @@ export class StorageService {
     await writer?.start();
     if (writer) options.metrics?.watchWriter(writer, jsm, log);
     const observe = options.metrics?.bus;
-    const service = new StorageService(nc, clickhouse, records, writer);
+    const service = new StorageService(nc, clickhouse, records, writer, cluster);
     service.subscriptions.push(
       ...serveResults(nc, records, clickhouse, log, observe),
       serveSessionList(nc, records, clickhouse, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, clickhouse, log, observe),
       serveSessionIndex(nc, clickhouse, log, observe),
-      serveSessionPurge(nc, records, clickhouse, jsm, new Schema(options.database, options.clickhouse.cluster), log, observe),
+      serveSessionPurge(nc, records, clickhouse, jsm, new Schema(options.database, cluster?.name), cluster, log, observe),
       serveHealth(nc, options.id, 'storage'),
     );
     log.info({ writer: options.writer }, 'storage service ready');
@@ -88,5 +94,6 @@ export class StorageService {
     this.records.close();
     await this.nc.drain();
     await this.clickhouse.close();
+    await this.cluster?.close();
   }
 }

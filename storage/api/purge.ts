@@ -10,6 +10,7 @@ import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
 import { purgeSession } from '../purge.ts';
+import type { ClusterNodes } from '../cluster-nodes.ts';
 import type { Schema } from '../schema.ts';
 
 export function serveSessionPurge(
@@ -18,13 +19,14 @@ export function serveSessionPurge(
   clickhouse: ClickHouseClient,
   jsm: JetStreamManager,
   schema: Schema,
+  cluster: ClusterNodes | undefined,
   log: Logger,
   observe?: RequestObserver,
 ) {
   return serve(nc, 'sessions.purge', async ({ caller, session }, { deadline }) => {
     const { record } = await records.owned(caller, session, true);
     if (record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
-    await purgeSession(clickhouse, jsm, record, deadline, schema);
+    await purgeSession(clickhouse, jsm, record, deadline, schema, cluster);
     return null;
   }, { queue: queues.api, log, observe });
 }

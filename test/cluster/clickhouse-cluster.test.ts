@@ -4,7 +4,9 @@
 // session is purged, and the node the storage service talks to is killed (SIGKILL) while rows
 // flow: writes and reads carry on through the next node, no row is lost or counted twice, and
 // the node catches up once started again; a node that crashes is started again by itself; a
-// node that stalls holds a migration until it has run it. The time each step takes is printed.
+// node that stalls holds a migration until it has run it. ALTERs of the replicated tables go to
+// one replica of each shard, never through the DDL queue, unless the nodes a service knows
+// leave a shard out. The time each step takes is printed.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
@@ -24,7 +26,8 @@ import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient, type ClickHouseServer } from '../../storage/clickhouse.ts';
-import { migrate, MIGRATIONS } from '../../storage/migrations.ts';
+import { ClusterNodes } from '../../storage/cluster-nodes.ts';
+import { apply, migrate, MIGRATIONS } from '../../storage/migrations.ts';
 import { purgeSession } from '../../storage/purge.ts';
 import { Schema } from '../../storage/schema.ts';
 import { StorageService } from '../../storage/service.ts';
@@ -51,6 +54,8 @@ let storage: StorageService | undefined;
 /** Through every node, the first one first: as the storage service sees them. */
 let client: ClickHouseClient;
 let server: ClickHouseServer;
+/** The nodes as the storage service knows them: for ALTERs on one replica of each shard. */
+let nodes: ClusterNodes;
 let failed = false;
 
 /** A test of this file; after any failure the cluster's data is kept and its nodes reported. */
@@ -62,6 +67,18 @@ const step = (name: string, run: () => Promise<void>) =>
 
 const node = (url: string) => connectClickHouse({ url, username: 'default', password: '' }, DATABASE);
 const count = async (on: ClickHouseClient, query: string) => Number((await queryRows<{ n: number }>(on, query))[0]?.n ?? 0);
+
+/** The statements the DDL queue has held (ClickHouse keeps a week of them). */
+async function ddlQueue(): Promise<string[]> {
+  const on = node(cluster.nodes[0]!.url);
+  try {
+    const entries = await queryRows<{ value: string }>(on, `SELECT value FROM system.zookeeper WHERE path = '/clickhouse/task_queue/ddl'`);
+    return entries.map((entry) => /^query: (.*)$/m.exec(entry.value)?.[1] ?? entry.value);
+  } finally {
+    await on.close();
+  }
+}
+const alters = (queries: string[]) => queries.filter((query) => /^ALTER TABLE/.test(query));
 
 async function onEachNode<T>(read: (on: ClickHouseClient) => Promise<T>): Promise<T[]> {
   return Promise.all(cluster.nodes.map(async (each) => {
@@ -84,6 +101,7 @@ test.before(async () => {
   nats = await startNats({ dir: join(dir, 'nats'), port: await freePort(), maxFileStore: '1GB' });
   cluster = await startClickHouseCluster({ dir: join(dir, 'clickhouse'), name: 'emo', shards: 2, replicas: 2 });
   server = { url: cluster.urls.join(','), username: 'default', password: '', cluster: cluster.name };
+  nodes = ClusterNodes.connect(server)!;
   nc = await connectBus('clickhouse-cluster test', nats.url, log);
   js = jetstream(nc);
   jsm = await jetstreamManager(nc);
@@ -93,6 +111,7 @@ test.after(async () => {
   if (failed) await reportNodes();
   await storage?.stop().catch(() => {});
   await client?.close();
+  await nodes?.close();
   await nc?.drain();
   await cluster?.stop();
   await nats?.stop();
@@ -113,12 +132,14 @@ async function reportNodes(): Promise<void> {
 
 step('the schema is laid out on the cluster, by two services migrating at once', async () => {
   const started = Date.now();
+  const reversed = { ...server, url: [...cluster.urls].reverse().join(',') };
   const first = connectClickHouse(server, null);
-  const second = connectClickHouse({ ...server, url: [...cluster.urls].reverse().join(',') }, null);
+  const second = connectClickHouse(reversed, null);
+  const [firstNodes, secondNodes] = [ClusterNodes.connect(server)!, ClusterNodes.connect(reversed)!];
   try {
-    await Promise.all([migrate(first, DATABASE, cluster.name), migrate(second, DATABASE, cluster.name)]);
+    await Promise.all([migrate(first, DATABASE, firstNodes), migrate(second, DATABASE, secondNodes)]);
   } finally {
-    await Promise.all([first.close(), second.close()]);
+    await Promise.all([first.close(), second.close(), firstNodes.close(), secondNodes.close()]);
   }
   console.log(`  schema migrated on the cluster in ${Date.now() - started} ms`);
   // schema_migrations is one replicated table on every node: a node shows what the other
@@ -142,17 +163,31 @@ step('the schema is laid out on the cluster, by two services migrating at once',
   }
 });
 
-step('a column added by a migration reaches the local and the Distributed table on every node', async () => {
-  const admin = connectClickHouse(server, DATABASE);
+/** Adds a column to video_seconds as a migration does, through the nodes of `on`; how many of its tables each node has it in. */
+async function addColumn(column: string, on: ClickHouseServer): Promise<number[]> {
+  const schema = new Schema(DATABASE, cluster.name);
+  const admin = connectClickHouse(on, DATABASE);
+  const nodes = ClusterNodes.connect(on)!;
   try {
-    const alter = new Schema(DATABASE, cluster.name).alter({ name: 'video_seconds', shardBy: 'cityHash64(session)' }, 'ADD COLUMN probe UInt8');
-    for (const query of alter) await admin.command({ query });
+    for (const statement of schema.alter({ name: 'video_seconds', shardBy: 'cityHash64(session)' }, `ADD COLUMN ${column} UInt8`)) {
+      await apply(admin, schema, nodes, statement);
+    }
   } finally {
-    await admin.close();
+    await Promise.all([admin.close(), nodes.close()]);
   }
-  const columns = await onEachNode((on) => count(on, sql`SELECT count() AS n FROM system.columns
-    WHERE database = ${DATABASE} AND name = 'probe' AND table IN ('video_seconds', 'video_seconds_local')`));
-  assert.equal(columns, [2, 2, 2, 2]);
+  return onEachNode((on) => count(on, sql`SELECT count() AS n FROM system.columns
+    WHERE database = ${DATABASE} AND name = ${column} AND table IN ('video_seconds', 'video_seconds_local')`));
+}
+
+step('a column added by a migration reaches the local and the Distributed table on every node, through one replica of each shard', async () => {
+  assert.equal(await addColumn('probe', server), [2, 2, 2, 2]);
+  assert.equal(alters(await ddlQueue()), [], 'no ALTER went through the DDL queue');
+});
+
+step('a service that knows the nodes of one shard only adds a column ON CLUSTER, which reaches every node too', async () => {
+  const firstShard = cluster.nodes.filter((each) => each.name.startsWith('clickhouse-1-')).map((each) => each.url);
+  assert.equal(await addColumn('probe_on_cluster', { ...server, url: firstShard.join(',') }), [2, 2, 2, 2]);
+  assert.equal(alters(await ddlQueue()).length, 1, String(alters(await ddlQueue())));
 });
 
 step('rows the storage writer stores are read back, each once, from every node', async () => {
@@ -350,10 +385,10 @@ step('a session is purged from every shard and replica, also with a node down', 
   const record = (id: string) => ({ id, createdAt: parseInt(id.slice(0, 8), 16) * 1000, finishedAt: Date.now() - 5000 }) as SessionRecord;
   let started = Date.now();
   let refused = 0;
-  // As a client would: a 503 (the shard's part still queued) is asked again.
+  // As a client would: a 503 (rows still being deleted) is asked again.
   for (;;) {
     try {
-      await purgeSession(client, jsm, record(session), Date.now() + 5000, new Schema(DATABASE, cluster.name));
+      await purgeSession(client, jsm, record(session), Date.now() + 5000, new Schema(DATABASE, cluster.name), nodes);
       break;
     } catch (error) {
       assert.is((error as { status?: number }).status, 503, String(error));
@@ -362,10 +397,11 @@ step('a session is purged from every shard and replica, also with a node down', 
   }
   console.log(`  purged with ${down.name} down in ${Date.now() - started} ms (${refused} answered 503 first)`);
   assert.is(await count(client, sql`SELECT count() AS n FROM video_seconds WHERE session = ${session}`), 0);
-  // A caller with more time than the client's request timeout (30 s): the server stops waiting
-  // for the lost node first, so one call is enough, and no statement is sent twice.
+  // The deletions went to the lost node's partner, not through the DDL queue: it runs them,
+  // and so does the lost node once back.
+  assert.equal(alters(await ddlQueue()).filter((query) => query.includes('DELETE')), [], 'no deletion went through the DDL queue');
   started = Date.now();
-  await purgeSession(client, jsm, record(patient), Date.now() + 60_000, new Schema(DATABASE, cluster.name));
+  await purgeSession(client, jsm, record(patient), Date.now() + 60_000, new Schema(DATABASE, cluster.name), nodes);
   console.log(`  purged in one call with 60 s to spare and ${down.name} down in ${Date.now() - started} ms`);
   assert.is(await count(client, sql`SELECT count() AS n FROM video_seconds WHERE session = ${patient}`), 0);
   await down.start();
@@ -413,7 +449,7 @@ step('a node slow to run DDL holds a migration until it has, and the statement n
   process.kill(pid, 'SIGSTOP');
   let resumedAt = Infinity;
   try {
-    const migrated = migrate(admin, database, cluster.name).then(() => Date.now());
+    const migrated = migrate(admin, database, nodes).then(() => Date.now());
     await Promise.race([migrated, sleep(stalledMs)]);
     resumedAt = Date.now();
     process.kill(pid, 'SIGCONT');

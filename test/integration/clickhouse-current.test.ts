@@ -15,6 +15,7 @@ import type { RowKind } from '../../bus/subjects.ts';
 import { analystQueries } from '../../ops/support/analyst-queries.ts';
 import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
 import { listEvents } from '../../storage/events.ts';
+import { ClusterNodes } from '../../storage/cluster-nodes.ts';
 import { migrate } from '../../storage/migrations.ts';
 import { deleteSessionRows } from '../../storage/purge.ts';
 import { Schema } from '../../storage/schema.ts';
@@ -87,10 +88,11 @@ test.before(async () => {
   old = connectClickHouse(clickHouseServer(config), database);
   current = currentClickHouse(dir, database);
   const admin = connectClickHouse(clickHouseServer(config), null);
+  const cluster = ClusterNodes.connect(clickHouseServer(config));
   try {
-    await migrate(admin, database, config.clickhouseCluster);
+    await migrate(admin, database, cluster);
   } finally {
-    await admin.close();
+    await Promise.all([admin.close(), cluster?.close()]);
   }
   await migrate(current.client, database);
 

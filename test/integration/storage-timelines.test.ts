@@ -5,6 +5,7 @@ import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { connectClickHouse, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
+import { ClusterNodes } from '../../storage/cluster-nodes.ts';
 import { migrate } from '../../storage/migrations.ts';
 import { columnsOf } from '../../storage/tables.ts';
 import {
@@ -32,8 +33,9 @@ async function insert(kind: 'audio' | 'face' | 'video' | 'speech', rows: object[
 
 test.before(async () => {
   const admin = connectClickHouse(clickHouseServer(config), null);
-  await migrate(admin, config.clickhouseDatabase, config.clickhouseCluster);
-  await admin.close();
+  const cluster = ClusterNodes.connect(clickHouseServer(config));
+  await migrate(admin, config.clickhouseDatabase, cluster);
+  await Promise.all([admin.close(), cluster?.close()]);
   clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   // Seconds 0-9 analysed; faces: track 1 happy in 0-5, track 2 sad in 2-3 and surprised in 6;
   // seconds 7-9 video without faces; nothing at all from 10 to 19; audio in 20-24.

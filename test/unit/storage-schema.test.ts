@@ -1,0 +1,33 @@
+// Where the schema's statements go: an ALTER of a table holding rows is handed over as such
+// (on a cluster it is sent to one replica of each shard), and only written ON CLUSTER when asked.
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import { Schema } from '../../storage/schema.ts';
+
+const table = { name: 'audio_seconds', shardBy: 'cityHash64(session)' };
+
+test('on one server a column change is one ALTER of the table itself', () => {
+  const schema = new Schema('emotions');
+  const [change, ...rest] = schema.alter(table, 'ADD COLUMN words UInt32');
+  assert.equal(change, { database: 'emotions', table: 'audio_seconds', clause: 'ADD COLUMN words UInt32' });
+  assert.equal(rest, []);
+  assert.is(schema.onEveryNode(schema.deleteWhere('audio_seconds', "session = 'a'")), "ALTER TABLE emotions.audio_seconds DELETE WHERE session = 'a'");
+});
+
+test('on a cluster it changes the local tables, then makes the Distributed table again', () => {
+  const schema = new Schema('emotions', 'emo');
+  const [change, drop, create, ...rest] = schema.alter(table, 'ADD COLUMN words UInt32');
+  assert.equal(change, { database: 'emotions', table: 'audio_seconds_local', clause: 'ADD COLUMN words UInt32' });
+  assert.is(drop, 'DROP TABLE IF EXISTS emotions.audio_seconds ON CLUSTER emo');
+  assert.match(String(create), /^CREATE TABLE IF NOT EXISTS emotions\.audio_seconds ON CLUSTER emo AS emotions\.audio_seconds_local\s+ENGINE = Distributed\(emo, emotions, audio_seconds_local, cityHash64\(session\)\)$/);
+  assert.equal(rest, []);
+});
+
+test('on a cluster a deletion is of the local table, ON CLUSTER only when written for every node', () => {
+  const schema = new Schema('emotions', 'emo');
+  const deletion = schema.deleteWhere('video_seconds', "session = 'a'");
+  assert.equal(deletion, { database: 'emotions', table: 'video_seconds_local', clause: "DELETE WHERE session = 'a'" });
+  assert.is(schema.onEveryNode(deletion), "ALTER TABLE emotions.video_seconds_local ON CLUSTER emo DELETE WHERE session = 'a'");
+});
+
+test.run();
