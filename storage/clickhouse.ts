@@ -1,7 +1,7 @@
 // The ClickHouse client: one per process, JSON in and out, no compression (loopback and LAN).
 // Several servers (a comma-separated URL) make one client that moves to the next server when
 // one cannot be reached (storage/clickhouse-failover.ts).
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { Config } from '../bus/config.ts';
 import type { Logger } from '../bus/log.ts';
 import { failoverClient } from './clickhouse-failover.ts';
@@ -69,6 +69,9 @@ export function connectClickHouse(server: ClickHouseServer, database: string | n
       compression: { request: false, response: false },
       request_timeout: REQUEST_TIMEOUT_MS,
       clickhouse_settings: { output_format_json_quote_64bit_integers: 0, ...(server.cluster ? CLUSTER_SETTINGS : {}) },
+      // Every error the library would print reaches its caller, which knows whether it matters
+      // (a column another service has just added, a node it moves past) and logs what does.
+      log: { level: ClickHouseLogLevel.OFF },
     }),
   );
   return failoverClient(clients, (from, to, error) =>
