@@ -4,7 +4,7 @@
 // session is purged, and the node the storage service talks to is killed (SIGKILL) while rows
 // flow: writes and reads carry on through the next node, no row is lost or counted twice, and
 // the node catches up once started again; a node that crashes is started again by itself; a
-// node that stalls holds a migration until it has run it. ALTERs of the replicated tables go to
+// node that stalls holds a migration until it has run it, but not a session's deletion. ALTERs of the replicated tables go to
 // one replica of each shard, never through the DDL queue, unless the nodes a service knows
 // leave a shard out. The time each step takes is printed.
 import { test } from '../support/uvu.ts';
@@ -409,6 +409,38 @@ step('a session is purged from every shard and replica, also with a node down', 
   try {
     await waitUntil('the purge to reach the node that was down', async () =>
       (await count(on, sql`SELECT count() AS n FROM video_seconds_local WHERE session = ${session}`)) === 0, 60_000);
+  } finally {
+    await on.close();
+  }
+});
+
+step('a session is purged while a node stalls: its partner takes the deletion, and the stalled node once it runs again', async () => {
+  await Promise.all(cluster.nodes.map((each) => each.start()));
+  const stalled = cluster.nodes[3]!;
+  const sessions = Array.from({ length: 8 }, () => newSessionId());
+  for (const session of sessions) await publish(session, 'video', Array.from({ length: 20 }, (_, second) => video(session, second)));
+  await waitUntil('rows stored', async () => (await count(client, sql`SELECT count() AS n FROM video_seconds FINAL WHERE has(${sessions}, session)`)) === 8 * 20, 30_000);
+  const on = node(stalled.url);
+  try {
+    // A session of the stalled node's shard (one in 256 of eight sessions has none there).
+    let session: string | undefined;
+    await waitUntil('the stalled node to hold a session of its shard', async () => {
+      [session] = (await queryRows<{ session: string }>(on, sql`SELECT DISTINCT session FROM video_seconds_local WHERE has(${sessions}, session)`)).map((row) => row.session);
+      return session !== undefined;
+    }, 30_000);
+    const record = { id: session!, createdAt: parseInt(session!.slice(0, 8), 16) * 1000, finishedAt: Date.now() - 5000 } as SessionRecord;
+    const pid = stalled.pid()!;
+    process.kill(pid, 'SIGSTOP');
+    const started = Date.now();
+    try {
+      await purgeSession(client, jsm, record, Date.now() + 20_000, new Schema(DATABASE, cluster.name), nodes);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    console.log(`  purged with ${stalled.name} stopped in ${Date.now() - started} ms`);
+    assert.is(await count(client, sql`SELECT count() AS n FROM video_seconds WHERE session = ${session!}`), 0);
+    await waitUntil('the stalled node to delete them too', async () =>
+      (await count(on, sql`SELECT count() AS n FROM video_seconds_local WHERE session = ${session!}`)) === 0, 60_000);
   } finally {
     await on.close();
   }
