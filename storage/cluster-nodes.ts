@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { COLUMN_EXISTS, connectClickHouse, DDL_WAIT_SECONDS, queryRows, type ClickHouseClient, type ClickHouseServer } from './clickhouse.ts';
 import { isConnectionError } from './clickhouse-failover.ts';
 import { clickhouseCode } from './insert-errors.ts';
-import type { TableAlter } from './schema.ts';
+import { alterQuery, type TableAlter } from './schema.ts';
 import { sql } from './sql.ts';
 
 // A node that does not say which shard it serves this soon is passed over (a stalled one
@@ -36,15 +36,15 @@ export class ClusterNodes {
   }
 
   /**
-   * Runs the ALTER on one replica of each shard: the first node known here that takes it. With
-   * `replicasBy`, also waits until then for every replica of each shard to have the table's new
-   * columns (a migration must not be recorded before a node that takes rows has them). False,
-   * and nothing sent, when some shard has no node known here that answers.
+   * Runs the ALTERs, all at once, on one replica of each shard: the first node known here that
+   * takes each. With `replicasBy`, also waits until then for every replica of each shard to have
+   * the tables' new columns (a migration must not be recorded before a node that takes rows has
+   * them). False, and nothing sent, when some shard has no node known here that answers.
    */
-  async alterEachShard(alter: TableAlter, replicasBy?: number): Promise<boolean> {
+  async alterEachShard(alters: TableAlter[], replicasBy?: number): Promise<boolean> {
     const shards = await this.liveReplicasByShard();
     if (!shards) return false;
-    await Promise.all(shards.map((replicas) => alterShard(replicas, alter, replicasBy)));
+    await Promise.all(shards.flatMap((replicas) => alters.map((alter) => alterShard(replicas, alter, replicasBy))));
     return true;
   }
 
@@ -81,7 +81,7 @@ async function alterShard(replicas: ClickHouseClient[], alter: TableAlter, repli
   for (const [i, node] of replicas.entries()) {
     try {
       await node.command({
-        query: `ALTER TABLE ${alter.database}.${alter.table} ${alter.clause}`,
+        query: alterQuery(alter),
         clickhouse_settings: { replication_alter_columns_timeout: String(DDL_WAIT_SECONDS) },
       });
     } catch (error) {

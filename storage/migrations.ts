@@ -164,7 +164,7 @@ export async function migrate(client: ClickHouseClient, database: string, cluste
  */
 export async function apply(client: ClickHouseClient, schema: Schema, cluster: ClusterNodes | undefined, statement: Statement): Promise<void> {
   if (typeof statement === 'string') return run(client, statement);
-  if (cluster && (await cluster.alterEachShard(statement, Date.now() + NODE_WAIT_MS))) return;
+  if (cluster && (await cluster.alterEachShard([statement], Date.now() + NODE_WAIT_MS))) return;
   await run(client, schema.onEveryNode(statement));
 }
 

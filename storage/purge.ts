@@ -82,19 +82,13 @@ export async function deleteSessionRows(
     await waitFor(async () => (await mutationsRunning(clickhouse, record.id)) === 0, until);
     return;
   }
-  if (!(await deleteOnEachShard(deletions, cluster))) await deleteOnEveryNode(clickhouse, schema, deletions, until);
+  if (!(await cluster?.alterEachShard(deletions))) await deleteOnEveryNode(clickhouse, schema, deletions, until);
   // A replica runs the mutations once it has read them from ZooKeeper (or, ON CLUSTER, from its
   // DDL queue: a node slow to read it, or lost until its partner takes over once the lost one's
   // ZooKeeper session lapses): done when no row is left where reads go.
   if (!(await waitFor(async () => (await rowsLeft(clickhouse, record)) === 0, until))) {
     throw unavailable('the rows of this session are still being deleted; retry shortly');
   }
-}
-
-/** All tables at once, on one replica of each shard; false when the nodes known here do not reach every shard. */
-async function deleteOnEachShard(deletions: TableAlter[], cluster: ClusterNodes | undefined): Promise<boolean> {
-  if (!cluster) return false;
-  return (await Promise.all(deletions.map((deletion) => cluster.alterEachShard(deletion)))).every(Boolean);
 }
 
 /**

@@ -33,6 +33,11 @@ export interface TableAlter {
 /** A statement of a migration: DDL as written, or an ALTER whose place depends on the nodes. */
 export type Statement = string | TableAlter;
 
+/** The ALTER as SQL; `onCluster` (` ON CLUSTER <name>`) has the DDL queue take it to every node. */
+export function alterQuery(alter: TableAlter, onCluster = ''): string {
+  return `ALTER TABLE ${alter.database}.${alter.table}${onCluster} ${alter.clause}`;
+}
+
 export class Schema {
   readonly db: string;
 
@@ -83,19 +88,23 @@ export class Schema {
    */
   alter(table: { name: string; shardBy: string }, clause: string): Statement[] {
     const { name, shardBy } = table;
-    const change: TableAlter = { database: this.db, table: this.cluster ? `${name}_local` : name, clause };
+    const change = this.tableAlter(name, clause);
     if (!this.cluster) return [change];
     return [change, `DROP TABLE IF EXISTS ${this.db}.${name}${this.onCluster}`, this.distributed(name, shardBy)];
   }
 
   /** Removes rows (a mutation). A Distributed table takes none: on a cluster the local tables do. */
   deleteWhere(name: string, where: string): TableAlter {
-    return { database: this.db, table: this.cluster ? `${name}_local` : name, clause: `DELETE WHERE ${where}` };
+    return this.tableAlter(name, `DELETE WHERE ${where}`);
   }
 
   /** The ALTER as one statement: ON CLUSTER on a cluster, which the DDL queue takes to every node. */
   onEveryNode(alter: TableAlter): string {
-    return `ALTER TABLE ${alter.database}.${alter.table}${this.onCluster} ${alter.clause}`;
+    return alterQuery(alter, this.onCluster);
+  }
+
+  private tableAlter(name: string, clause: string): TableAlter {
+    return { database: this.db, table: this.cluster ? `${name}_local` : name, clause };
   }
 }
 

@@ -2,7 +2,7 @@
 // (on a cluster it is sent to one replica of each shard), and only written ON CLUSTER when asked.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { Schema } from '../../storage/schema.ts';
+import { alterQuery, Schema } from '../../storage/schema.ts';
 
 const table = { name: 'audio_seconds', shardBy: 'cityHash64(session)' };
 
@@ -28,6 +28,7 @@ test('on a cluster a deletion is of the local table, ON CLUSTER only when writte
   const deletion = schema.deleteWhere('video_seconds', "session = 'a'");
   assert.equal(deletion, { database: 'emotions', table: 'video_seconds_local', clause: "DELETE WHERE session = 'a'" });
   assert.is(schema.onEveryNode(deletion), "ALTER TABLE emotions.video_seconds_local ON CLUSTER emo DELETE WHERE session = 'a'");
+  assert.is(alterQuery(deletion), "ALTER TABLE emotions.video_seconds_local DELETE WHERE session = 'a'", 'as sent to one replica of a shard');
 });
 
 test.run();
