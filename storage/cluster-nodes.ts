@@ -96,9 +96,10 @@ async function alterShard(replicas: ClickHouseClient[], alter: TableAlter, repli
 
 /** Each replica records in ZooKeeper the columns it has; the table's are beside them. */
 async function replicasApplied(node: ClickHouseClient, alter: TableAlter, until: number): Promise<void> {
+  const name = `${alter.database}.${alter.table}`;
   const [table] = await queryRows<{ path: string }>(node,
     sql`SELECT zookeeper_path AS path FROM system.replicas WHERE database = ${alter.database} AND table = ${alter.table}`);
-  if (!table) throw new Error(`${alter.database}.${alter.table} is not a replicated table`);
+  if (!table) throw new Error(`${name} is not a replicated table`);
   const columns = async (path: string) =>
     (await queryRows<{ value: string }>(node, sql`SELECT value FROM system.zookeeper WHERE path = ${path} AND name = 'columns'`))[0]?.value;
   const replicas = (await queryRows<{ name: string }>(node, sql`SELECT name FROM system.zookeeper WHERE path = ${`${table.path}/replicas`}`))
@@ -111,7 +112,10 @@ async function replicasApplied(node: ClickHouseClient, alter: TableAlter, until:
     }
     if (behind.length === 0) return;
     if (Date.now() >= until) {
-      throw new Error(`replica ${behind.join(', ')} of ${alter.database}.${alter.table} has not applied "${alter.clause.trim()}"; restart it if it does not soon`);
+      // Seen with 18.16: a replica whose ZooKeeper session lapsed while the change was made never
+      // applies it by itself; re-attaching its table does (ops/production/DEPLOYMENT.md).
+      throw new Error(`replica ${behind.join(', ')} of ${name} has not applied "${alter.clause.trim()}": ` +
+        `if it is up, run DETACH TABLE ${name} and then ATTACH TABLE ${name} on it, or restart its server`);
     }
     await sleep(POLL_MS);
   }
