@@ -6,7 +6,7 @@
 export const semitones = (hz: number) => 12 * Math.log2(hz / 100);
 
 /** Fewer voiced frames than this say nothing about how the pitch moves. */
-export const MIN_PITCH_FRAMES = 2;
+const MIN_PITCH_FRAMES = 2;
 
 /**
  * Standard deviation (population) of the semitones of `frames` voiced pitch frames, from their

@@ -39,7 +39,7 @@ export const SPECIAL_PURPOSE_RANGES: readonly string[] = [
 
 export type SpecialAddresses = BlockList;
 
-export function specialAddresses(ranges: readonly string[] = SPECIAL_PURPOSE_RANGES): SpecialAddresses {
+function specialAddresses(ranges: readonly string[] = SPECIAL_PURPOSE_RANGES): SpecialAddresses {
   const list = new BlockList();
   for (const range of ranges) {
     const [network, prefix] = range.split('/') as [string, string];

@@ -2,9 +2,9 @@
 // starts the stream (address policy), because only the host resolves names.
 import { badRequest } from './errors.ts';
 
-export const STREAM_PROTOCOLS = ['rtmp', 'rtmps', 'rtsp'] as const;
+const STREAM_PROTOCOLS = ['rtmp', 'rtmps', 'rtsp'] as const;
 export type StreamProtocol = (typeof STREAM_PROTOCOLS)[number];
-export const DEFAULT_PORTS: Record<StreamProtocol, number> = { rtmp: 1935, rtmps: 443, rtsp: 554 };
+const DEFAULT_PORTS: Record<StreamProtocol, number> = { rtmp: 1935, rtmps: 443, rtsp: 554 };
 
 export interface StreamUri {
   protocol: StreamProtocol;

@@ -37,7 +37,7 @@ function bucketExpression(column: string, window: Window): string {
  * A session's rows: the partition (the session's creation month, from its day column, which
  * the id tells) is named so ClickHouse skips every other month's parts before the key lookup.
  */
-export function sessionFilter(session: string): string {
+function sessionFilter(session: string): string {
   return sql`day = toDate(${sessionDay(session)}) AND session = ${session}`;
 }
 
@@ -142,7 +142,7 @@ export async function emotionsTimeline(client: ClickHouseClient, window: Window)
 }
 
 /** The entry of one interval, exactly as the metric definitions say; no row means no face. */
-export function emotionsEntry(
+function emotionsEntry(
   interval: { start: number; end: number },
   row: EmotionAggregates | undefined,
 ): EmotionsEntry {

@@ -22,7 +22,7 @@ export interface ExpressionModelSpec {
 }
 
 /** face-api.js FaceExpressionNet (faceapi_expression_112.onnx). */
-export const FACE_API_EXPRESSIONS: ExpressionModelSpec = { side: CROP_SIDE, classes: EXPRESSION_CLASSES, zoom: 1 };
+const FACE_API_EXPRESSIONS: ExpressionModelSpec = { side: CROP_SIDE, classes: EXPRESSION_CLASSES, zoom: 1 };
 
 /**
  * Human's mini-Xception (oarriaga, trained on FER2013): angry, disgust, fear, happy, sad,

@@ -15,9 +15,9 @@ export interface Face extends Box {
   landmarks: [number, number][];
 }
 
-export const SCORE_THRESHOLD = 0.6;
-export const NMS_IOU = 0.3;
-export const STRIDES = [8, 16, 32] as const;
+const SCORE_THRESHOLD = 0.6;
+const NMS_IOU = 0.3;
+const STRIDES = [8, 16, 32] as const;
 
 const ALIGN = 32;
 

@@ -5,9 +5,9 @@ import { basename, dirname, join } from 'node:path';
 
 export const AUDIO_FD = 3;
 export const VIDEO_FD = 4;
-export const AUDIO_SAMPLE_RATE = 16000;
+const AUDIO_SAMPLE_RATE = 16000;
 export const AUDIO_BYTES_PER_SECOND = AUDIO_SAMPLE_RATE * 2; // mono s16le
-export const MAX_ANALYSIS_SIDE = 640;
+const MAX_ANALYSIS_SIDE = 640;
 
 // Everything rtmp, rtmps and rtsp need underneath, and nothing that could read local files or
 // reach other services (file, http, concat, pipe, data, ...). The whitelist is an input option:
@@ -52,7 +52,7 @@ export const MAX_PIXELS = 1920 * 1080;
 // keyframe to find the video: 3 s covers the 2 s keyframe interval streaming platforms ask
 // encoders for (with 1 s, half the pulls of such a stream saw no video and failed). Without a
 // limit it keeps waiting for an audio stream an RTMP server announced but never sends.
-export const PULL_PROBE_SECONDS = 3;
+const PULL_PROBE_SECONDS = 3;
 
 export interface InputOptions {
   uri: string;

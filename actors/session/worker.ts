@@ -61,7 +61,7 @@ export interface PullSettings {
 }
 
 /** The picture must fit in 1920x1080 in either orientation. */
-export function exceedsResolution(width: number, height: number): boolean {
+function exceedsResolution(width: number, height: number): boolean {
   return Math.max(width, height) > 1920 || Math.min(width, height) > 1080;
 }
 

@@ -15,7 +15,7 @@ import { dbfsFromPower } from './level.ts';
 import { SAMPLE_RATE } from './pcm.ts';
 
 // Starts just above 60 Hz so mains hum in a quiet room does not pass for a deep voice.
-export const VOICE_MIN_HZ = 65;
+const VOICE_MIN_HZ = 65;
 // Speaking voices seldom go higher; a reading above it is far more likely a harmonic taken for the fundamental.
 export const VOICE_MAX_HZ = 500;
 const MIN_CLARITY = 0.8;

@@ -52,4 +52,4 @@ export class SchemaNamer {
 }
 
 /** The schema as JSON: TypeBox's symbol keys (Kind, Optional) go, every JSON Schema keyword stays. */
-export const toJson = (schema: TSchema): Json => JSON.parse(JSON.stringify(schema)) as Json;
+const toJson = (schema: TSchema): Json => JSON.parse(JSON.stringify(schema)) as Json;

@@ -77,7 +77,7 @@ class SecondsSpan {
 }
 
 /** Face-seconds per dominant emotion, and how many distinct faces (tracks) were seen. */
-export class EmotionCounts implements Aggregator {
+class EmotionCounts implements Aggregator {
   readonly full = false;
   private counts = zeroPerEmotion();
   private faceSeconds = 0;
@@ -104,7 +104,7 @@ export class EmotionCounts implements Aggregator {
 }
 
 /** Mean probability of each emotion over every face-second of the period. */
-export class EmotionIntensities implements Aggregator {
+class EmotionIntensities implements Aggregator {
   readonly full = false;
   private readonly sums = new Float64Array(EMOTION_KEYS.length);
   private faceSeconds = 0;
@@ -135,7 +135,7 @@ export class EmotionIntensities implements Aggregator {
  * from the period's sums, absent when it does not define them. The speaking rate needs the
  * transcript, which comes later: it is on the transcription channel's segments.
  */
-export class AudioFeatures implements Aggregator {
+class AudioFeatures implements Aggregator {
   readonly full = false;
   private seconds = 0;
   private voicedSeconds = 0;
@@ -194,7 +194,7 @@ export class AudioFeatures implements Aggregator {
 }
 
 /** Items as they came, in one list per period under `name`. */
-export class ListOf<T extends TSchema, Item> implements Aggregator {
+class ListOf<T extends TSchema, Item> implements Aggregator {
   private items: Item[] = [];
   private readonly rows: ReturnType<typeof validRows<T>>;
 

@@ -14,7 +14,7 @@ import { CLOSE, Connection } from './connection.ts';
 import { Feeds } from './feeds.ts';
 import { ConnectionCounts, WS_PROTOCOL, type WsLimits } from './limits.ts';
 
-export const WS_PATH = '/ws/v1';
+const WS_PATH = '/ws/v1';
 
 export interface WebSocketDeps {
   nc: NatsConnection;
