@@ -4,15 +4,14 @@
 // gateway, and stops all of them.
 // Usage: node --import tsx ops/bench/api.ts [seconds] [connections] [--profile]
 // With --profile the gateway and the actor host write CPU profiles, summarised at the end.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../bus/config.ts';
-import { startServices, type Services } from '../support/services.ts';
+import { startServiceStack } from '../support/service-stack.ts';
+import type { Services } from '../support/services.ts';
 import { freePort } from '../stack/ports.ts';
-import { startClickHouse } from '../stack/clickhouse.ts';
-import { startNats } from '../stack/nats.ts';
 import { startService, waitUntil, type Service } from '../stack/process.ts';
 
 const config = readConfig();
@@ -47,7 +46,6 @@ const STREAM = 'rtmp://127.0.0.1:9/live/bench';
 
 const dir = join(config.varDir, 'bench', `api-${process.pid}`);
 const profilesDir = join(dir, 'profiles');
-const started: { stop(): Promise<void> }[] = [];
 
 async function measure(name: string, url: string, headers: Record<string, string> = {}) {
   await autocannon({ url, connections: 10, duration: WARM_UP_SECONDS, headers });
@@ -83,22 +81,18 @@ async function startBareKoa(document: unknown): Promise<{ url: string; service: 
   return { url, service };
 }
 
+const stack = await startServiceStack({
+  name: 'bench-api',
+  dir,
+  database: 'emotions_bench',
+  env: {
+    STREAM_UNREACHABLE_SECONDS: '3600',
+    ...(profile ? { NODE_OPTIONS: `--import=${profilerPreload(profilesDir)}` } : {}),
+  },
+});
+const started: { stop(): Promise<void> }[] = [stack];
 try {
-  const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort() });
-  started.push(nats);
-  const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() });
-  started.push(clickhouse);
-  const services = await startServices({
-    name: 'bench-api',
-    env: {
-      NATS_URL: nats.url,
-      CLICKHOUSE_URL: clickhouse.url,
-      CLICKHOUSE_DATABASE: 'emotions_bench',
-      STREAM_UNREACHABLE_SECONDS: '3600',
-      ...(profile ? { NODE_OPTIONS: `--import=${profilerPreload(profilesDir)}` } : {}),
-    },
-  });
-  started.unshift(services);
+  const { services } = stack;
   const id = await seedSessions(services);
   const session = (await services.api('GET', `/v1/sessions/${id}`)).body;
   const bare = await startBareKoa(session);
@@ -129,8 +123,7 @@ if (profile) {
   console.log(`\nprofiles (open in Chrome DevTools): ${profilesDir}`);
 } else {
   // The servers' data and the services' logs are kept only for a profile.
-  rmSync(dir, { recursive: true, force: true });
-  rmSync(join(config.varDir, 'test', 'services', `bench-api-${process.pid}`), { recursive: true, force: true });
+  stack.removeFiles();
 }
 // Requests the bench itself made may keep sockets open; everything it started is stopped.
 await sleep(10);

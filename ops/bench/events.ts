@@ -10,29 +10,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../bus/config.ts';
 import { MAX_EVENTS_PER_REQUEST } from '../../bus/contracts/events.ts';
 import { sql } from '../../storage/sql.ts';
-import { startServices } from '../support/services.ts';
-import { freePort } from '../stack/ports.ts';
-import { startClickHouse } from '../stack/clickhouse.ts';
-import { startNats } from '../stack/nats.ts';
+import { startServiceStack } from '../support/service-stack.ts';
 import { percentile } from './lib/stats.ts';
 
 const config = readConfig();
 
 const [seconds = 15, concurrency = 8] = process.argv.slice(2).map(Number);
 const dir = join(config.varDir, 'bench', `events-${process.pid}`);
-const started: { stop(): Promise<void> }[] = [];
 const DATABASE = 'emotions_bench';
 
+const stack = await startServiceStack({ name: 'bench-events', dir, database: DATABASE, env: { STREAM_UNREACHABLE_SECONDS: '3600' } });
 try {
-  const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort() });
-  started.push(nats);
-  const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() });
-  started.push(clickhouse);
-  const services = await startServices({
-    name: 'bench-events',
-    env: { NATS_URL: nats.url, CLICKHOUSE_URL: clickhouse.url, CLICKHOUSE_DATABASE: DATABASE, STREAM_UNREACHABLE_SECONDS: '3600' },
-  });
-  started.unshift(services);
+  const { services } = stack;
 
   // A closed local port: the session stays active, with nothing to analyse beside the bench.
   const created = await services.api('POST', '/v1/sessions', { body: { name: 'events bench', streamUri: 'rtmp://127.0.0.1:9/live/bench' } });
@@ -70,7 +59,7 @@ try {
   // Every accepted event must reach ClickHouse.
   const expected = next * MAX_EVENTS_PER_REQUEST;
   const drainStart = performance.now();
-  const reader = createClient({ url: clickhouse.url, database: DATABASE, compression: { request: false, response: false } });
+  const reader = createClient({ url: stack.clickhouseUrl, database: DATABASE, compression: { request: false, response: false } });
   let stored = 0;
   let mostStoredAfter = NaN;
   while (stored < expected && performance.now() - drainStart < 300_000) {
@@ -94,7 +83,8 @@ try {
     'all stored after (s)': drainSeconds.toFixed(1),
   }]);
 } finally {
-  for (const service of started) await service.stop().catch((error: unknown) => console.error(error));
+  await stack.stop();
+  stack.removeFiles();
 }
 await sleep(10);
 process.exit(0);

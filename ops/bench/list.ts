@@ -7,15 +7,12 @@
 // Usage: node --import tsx ops/bench/list.ts [sequential requests] [connections] [seconds]
 import { createClient } from '@clickhouse/client';
 import { SignJWT } from 'jose';
-import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../bus/config.ts';
-import { startServices, type Services } from '../support/services.ts';
-import { freePort } from '../stack/ports.ts';
-import { startClickHouse } from '../stack/clickhouse.ts';
-import { startNats } from '../stack/nats.ts';
+import { startServiceStack } from '../support/service-stack.ts';
+import type { Services } from '../support/services.ts';
 import { elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
 import { loadEvents, loadSessions, loadTranscript } from './lib/list-data.ts';
 
@@ -38,7 +35,6 @@ const DATABASE = 'emotions_bench';
 const STREAM = 'rtmp://127.0.0.1:9/live/bench';
 
 const dir = join(config.varDir, 'bench', `list-${process.pid}`);
-const started: { stop(): Promise<void> }[] = [];
 
 const tokenFor = (user: string) =>
   new SignJWT({ product: 'bench' }).setProtectedHeader({ alg: 'HS256' }).setSubject(user)
@@ -89,18 +85,10 @@ async function createSession(services: Services, token: string): Promise<{ sessi
   return { session, source: source.body.id };
 }
 
+const stack = await startServiceStack({ name: 'bench-list', dir, database: DATABASE, env: { AUTH_JWT_SECRET: JWT_SECRET } });
+const clickhouse = createClient({ url: stack.clickhouseUrl, database: DATABASE, compression: { request: false, response: false } });
 try {
-  const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort() });
-  started.push(nats);
-  const server = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() });
-  started.push(server);
-  const services = await startServices({
-    name: 'bench-list',
-    env: { NATS_URL: nats.url, CLICKHOUSE_URL: server.url, CLICKHOUSE_DATABASE: DATABASE, AUTH_JWT_SECRET: JWT_SECRET },
-  });
-  started.unshift(services);
-  const clickhouse = createClient({ url: server.url, database: DATABASE, compression: { request: false, response: false } });
-  started.unshift({ stop: () => clickhouse.close() });
+  const { services } = stack;
 
   const now = Date.now();
   const big = { user: 'bench-big', count: 1_000_000, newestMs: now - 60_000, spacingMs: Math.floor((29 * DAY_MS) / 1_000_000), active: 8 };
@@ -150,9 +138,9 @@ try {
   }
   printTable('Reads at scale (times in ms)', ['case', 'page', 'seq p50', 'seq p95', `req/s @${connections}`, `p50 @${connections}`, `p97.5 @${connections}`, 'failures'], rows);
 } finally {
-  for (const service of started) await service.stop().catch((error: unknown) => console.error(error));
-  rmSync(dir, { recursive: true, force: true });
-  rmSync(join(config.varDir, 'test', 'services', `bench-list-${process.pid}`), { recursive: true, force: true });
+  await clickhouse.close();
+  await stack.stop();
+  stack.removeFiles();
 }
 // Requests the bench itself made may keep sockets open; everything it started is stopped.
 await sleep(10);

@@ -14,9 +14,7 @@ import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type FaceSecond } from '../../bus/contracts/rows.ts';
 import { subjects } from '../../bus/subjects.ts';
 import { WsClient } from '../support/ws-client.ts';
-import { startServices } from '../support/services.ts';
-import { startClickHouse } from '../stack/clickhouse.ts';
-import { startNats } from '../stack/nats.ts';
+import { startServiceStack } from '../support/service-stack.ts';
 import { freePort, portOpen } from '../stack/ports.ts';
 import { startService, waitUntil } from '../stack/process.ts';
 import { percentile } from './lib/stats.ts';
@@ -51,16 +49,11 @@ async function serve(port: number, tokensFile: string, connectionsPerUser: numbe
 
 async function bench(clientCount: number, seconds: number): Promise<void> {
   const dir = join(config.varDir, 'bench', `ws-fanout-${process.pid}`);
-  const started: { stop(): Promise<void> }[] = [];
+  const stack = await startServiceStack({ name: 'bench-ws-fanout', dir, database: 'emotions_bench', env: { STREAM_UNREACHABLE_SECONDS: '3600' } });
+  const started: { stop(): Promise<void> }[] = [stack];
   const clients: WsClient[] = [];
   try {
-    const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort() });
-    started.push(nats);
-    const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() });
-    started.push(clickhouse);
-    const env = { NATS_URL: nats.url, CLICKHOUSE_URL: clickhouse.url, CLICKHOUSE_DATABASE: 'emotions_bench', STREAM_UNREACHABLE_SECONDS: '3600' };
-    const services = await startServices({ name: 'bench-ws-fanout', env });
-    started.unshift(services);
+    const { services, env } = stack;
     const created = await services.api('POST', '/v1/sessions', { body: { name: 'fan-out bench', streamUri: 'rtmp://127.0.0.1:9/live/bench' } });
     const session = created.body._id as string;
 
@@ -94,7 +87,7 @@ async function bench(clientCount: number, seconds: number): Promise<void> {
     }
 
     // Four face rows a second, as a four-frame second of one face would give.
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect({ servers: env.NATS_URL });
     const cpuBefore = processCpuSeconds(server.pid);
     const begin = Date.now();
     for (let second = 0; Date.now() - begin < seconds * 1000; second++) {
@@ -127,6 +120,7 @@ async function bench(clientCount: number, seconds: number): Promise<void> {
   } finally {
     for (const client of clients) client.close();
     for (const service of started) await service.stop().catch((error: unknown) => console.error(error));
+    stack.removeFiles();
   }
   await sleep(10);
   process.exit(0);

@@ -36,6 +36,8 @@ export interface Services {
   gateway: Service;
   /** Base URLs of each process's /metrics, /livez and /readyz (METRICS_PORT). */
   metrics: { storage: string; gateway: string; hosts: string[] };
+  /** The processes' logs and the tokens file. */
+  logDir: string;
   /** Starts one more actor host (for failover tests). */
   startHost(env?: Record<string, string>): Promise<Service>;
   api<T = any>(method: string, path: string, options?: { body?: unknown; token?: string; raw?: string; headers?: Record<string, string> }): Promise<Reply<T>>;
@@ -181,5 +183,5 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     await bus.close();
   };
 
-  return { baseUrl, users, hosts, storage: storage!, gateway: gateway!, metrics, startHost, api, waitForSession, stop };
+  return { baseUrl, users, hosts, storage: storage!, gateway: gateway!, metrics, logDir: dir, startHost, api, waitForSession, stop };
 }
