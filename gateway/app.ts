@@ -9,6 +9,7 @@ import { httpMetrics } from './middleware/http-metrics.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { messageFraming } from './middleware/message-framing.ts';
 import { requestLog } from './middleware/request-log.ts';
+import { unreadBody } from './middleware/unread-body.ts';
 import type { OpenApiDocument } from './openapi/document.ts';
 import { openApiRoute } from './openapi/route.ts';
 import type { Send } from './routes/bus-call.ts';
@@ -34,6 +35,8 @@ export function createApp(options: AppOptions): Koa {
   app.silent = true;
   if (options.registry) app.use(httpMetrics(options.registry));
   app.use(requestLog(options.log));
+  // Outside `errors`: it reads what a refused request left unread before its answer goes.
+  app.use(unreadBody(options.bodyLimitBytes));
   app.use(errors);
   app.use(messageFraming);
   // Before auth: the document is public.

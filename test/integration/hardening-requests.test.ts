@@ -1,6 +1,7 @@
 // Hostile requests that once stopped the service or left a trace: text that cannot go into a
 // NATS header or ClickHouse, numbers too large for SQL, a user taking every slot, a create the
-// host could not finish in time, and a client retrying a create.
+// host could not finish in time, a client retrying a create, and a refused request whose body
+// was still on its way.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { rawRequest } from '../../ops/fuzz/raw-http.ts';
@@ -187,6 +188,29 @@ test('a request naming a transfer coding other than chunked is refused before it
   }
   alive();
   await stopAll();
+});
+
+test('a request refused before its body is read gets its answer, though the connection closes after it', async () => {
+  const port = Number(new URL(services.baseUrl).port);
+  // Nearly the body limit, sent with `Connection: close`: far more than the socket buffers hold,
+  // so most of it is still on its way when the answer is ready.
+  const body = JSON.stringify({ name: 'n'.repeat(1_000_000), streamUri: STREAM });
+  const before = await activeIds();
+  for (let i = 0; i < 8; i++) {
+    const unauthenticated = await rawRequest(port, { method: 'POST', target: '/v1/sessions', headers: [['Content-Type', 'application/json']], body });
+    assert.is(unauthenticated.status, 401, `try ${i}: no token`);
+    assert.is(JSON.parse(unauthenticated.body).code, 'unauthorized');
+    const notJson = await rawRequest(port, {
+      method: 'POST',
+      target: '/v1/sessions',
+      headers: [['Content-Type', 'text/plain'], ['Authorization', `Bearer ${services.users.alice.token}`]],
+      body,
+    });
+    assert.is(notJson.status, 400, `try ${i}: not JSON`);
+    assert.is(JSON.parse(notJson.body).code, 'unsupported_content_type');
+  }
+  assert.equal(await activeIds(), before, 'no session was made');
+  alive();
 });
 
 test.run();
