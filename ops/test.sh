@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm test`: installs what is missing (Debian packages, npm dependencies, model files and
-# test media), type-checks, and runs every test against real NATS, ClickHouse and ffmpeg.
+# `npm test` and `npm run test:cluster` (--cluster): install what is missing (Debian packages,
+# npm dependencies, model files and test media), type-check, and run the tests against real
+# NATS, ClickHouse and ffmpeg (ops/test.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ops/setup.sh --test

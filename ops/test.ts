@@ -1,12 +1,16 @@
-// The whole test suite: starts NATS and ClickHouse on free loopback ports with their data in a
-// fresh folder, runs every test file (unit and integration) against them, stops what it
-// started; then runs the checks of stored results again on a cluster (three NATS servers,
-// ClickHouse as 2 shards x 2 replicas), and closes with what failed and the line
-// "N passed, N failed". Each test file runs in a process of its own, so one that crashes fails
-// alone rather than ending the run. An argument limits both runs to the test files whose path
-// under test/ matches it.
-import { spawn } from 'node:child_process';
+// The test suite. `npm test` runs test/unit and test/integration: unit files need no server;
+// integration files run in lanes side by side, each lane with its own NATS and its own
+// database on one ClickHouse, all on free loopback ports with their data in a fresh folder.
+// `npm run test:cluster` (`--cluster`) runs test/cluster (each file starts the cluster it
+// needs) beside the checks of stored results again on a cluster of its own (three NATS
+// servers, ClickHouse 2 shards x 2 replicas). Both end with what failed, the slowest files,
+// the time taken and the line "N passed, N failed". An argument limits the run to the test
+// files whose path under test/ matches it.
+//
+// Each file runs in a process of its own with a time limit, so one that crashes or hangs fails
+// alone, and its output is printed whole when it ends.
 import { readdirSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { readConfig } from '../bus/config.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
@@ -14,10 +18,17 @@ import { startClickHouseCluster } from './stack/clickhouse-cluster.ts';
 import { startNats } from './stack/nats.ts';
 import { startNatsCluster } from './stack/nats-cluster.ts';
 import { freePort } from './stack/ports.ts';
+import { reportRun } from './testing/report.ts';
+import { runFile, type FileOutcome } from './testing/run-file.ts';
+import { Scheduler, type Queue } from './testing/schedule.ts';
+import { runningTestServers } from './testing/test-servers.ts';
 
 const config = readConfig();
+const started = Date.now();
 
-const pattern = new RegExp(process.argv[2] ?? '.');
+const args = process.argv.slice(2);
+const clusterStage = args.includes('--cluster');
+const pattern = new RegExp(args.find((arg) => !arg.startsWith('--')) ?? '.');
 const testDir = join(config.projectRoot, 'test');
 const testFiles = readdirSync(testDir, { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.test.ts') && pattern.test(file))
@@ -29,110 +40,101 @@ const RESULT_CHECKS = ['storage-timelines', 'clickhouse-current', 'sessions-list
   .filter((file) => testFiles.includes(file));
 // Per run, so that runs side by side never share a server or a data folder.
 const dir = join(config.varDir, 'test', `stack-${process.pid}`);
-// Lines of a file's output that the summary repeats when no FAIL line says what went wrong.
-const TAIL_LINES = 12;
+const logDir = join(config.varDir, 'test', 'output');
+/** A file running longer than this has hung: it is stopped and fails (TEST_FILE_LIMIT_SECONDS). */
+const fileLimitMs = Number(process.env.TEST_FILE_LIMIT_SECONDS ?? 600) * 1000;
+/** Lanes of integration files side by side (TEST_LANES): most of their time is spent waiting. */
+const lanes = Number(process.env.TEST_LANES ?? Math.max(2, availableParallelism() + 1));
 
-interface Outcome {
-  passed: number;
-  failed: number;
-  /** What failed, a few lines each, for the summary at the end. */
-  failures: string[];
+interface Lane {
+  name: string;
+  env: NodeJS.ProcessEnv;
+  /** The queues this lane takes files from, in order. */
+  takes: readonly Queue[];
 }
 
-const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
-
-/** Runs one test file with uvu and `env`, echoing its output. */
-function runFile(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
-  let output = '';
-  return new Promise((resolve) => {
-    const exactly = `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'test', exactly], {
-      cwd: config.projectRoot,
-      env: { ...process.env, CLICKHOUSE_DATABASE: 'emotions_test', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const echo = (to: NodeJS.WriteStream) => (chunk: Buffer) => {
-      to.write(chunk);
-      output += chunk.toString();
-    };
-    child.stdout.on('data', echo(process.stdout));
-    child.stderr.on('data', echo(process.stderr));
-    child.once('exit', (code, signal) => {
-      const text = plain(output);
-      const total = Number(/Total:\s+(\d+)/.exec(text)?.[1] ?? 0);
-      const passed = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? 0);
-      const failures = [...text.matchAll(/^\s*FAIL\s+(.*)\n\s*(.*)/gm)].map(([, name, reason]) => `${file} ${name}: ${reason}`);
-      // A file that ended badly without counting its tests counts as one failure.
-      const crashed = total === 0 || code !== 0;
-      const failed = crashed ? Math.max(1, total - passed) : total - passed;
-      // Tests that did not pass with no FAIL line to say why: the file crashed, or a hook
-      // failed silently (uvu exits 0 then). Its last lines are the best account there is.
-      if (failed > 0 && failures.length === 0) {
-        const tail = text.trimEnd().split('\n').slice(-TAIL_LINES).join('\n    ');
-        const what = crashed ? `ended (${signal ?? `exit code ${code}`}) before its tests were counted` : `did not run ${failed} of its ${total} tests`;
-        failures.push(`${file} ${what}:\n    ${tail}`);
+/** Runs `files` on `lanes`, each lane one file at a time; prints each file's output as it ends. */
+async function runLanes(files: string[], laneList: Lane[]): Promise<FileOutcome[]> {
+  const scheduler = new Scheduler(files);
+  const outcomes: FileOutcome[] = [];
+  await Promise.all(
+    laneList.map(async (lane) => {
+      for (let file = scheduler.next(lane.takes); file; file = scheduler.next(lane.takes)) {
+        const outcome = await runFile({ projectRoot: config.projectRoot, file, env: { ...process.env, ...lane.env }, limitMs: fileLimitMs, logDir });
+        const seconds = (outcome.ms / 1000).toFixed(1);
+        console.log(`\n── ${file} (${lane.name}, ${seconds} s, ${outcome.failed === 0 ? 'passed' : `${outcome.failed} failed`})\n${outcome.output.trimEnd()}`);
+        outcomes.push(outcome);
       }
-      resolve({ passed, failed, failures });
-    });
-  });
+    }),
+  );
+  return outcomes;
 }
 
-async function runTests(files: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
-  const outcome: Outcome = { passed: 0, failed: 0, failures: [] };
-  for (const file of files) {
-    const { passed, failed, failures } = await runFile(file, env);
-    outcome.passed += passed;
-    outcome.failed += failed;
-    outcome.failures.push(...failures);
+type Stop = () => Promise<void>;
+
+async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]> {
+  const needServers = files.some((file) => !file.startsWith('unit/'));
+  const running = runningTestServers(config.varDir);
+  if (needServers && running) {
+    console.log(`Using the servers of \`npm run test:servers\` (process ${running.pid}), one file at a time.`);
+    const env = { NATS_URL: running.natsUrl, CLICKHOUSE_URL: running.clickhouseUrl, CLICKHOUSE_DATABASE: 'emotions_test' };
+    return runLanes(files, [{ name: 'test servers', env, takes: ['media', 'servers', 'unit'] }]);
   }
-  return outcome;
-}
-
-async function onOneServer(): Promise<Outcome> {
-  const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort(), maxFileStore: '2GB' });
-  try {
+  const laneList: Lane[] = [];
+  let clickhouseUrl = '';
+  if (needServers) {
     const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() });
-    try {
-      return await runTests(testFiles, { NATS_URL: nats.url, CLICKHOUSE_URL: clickhouse.url });
-    } finally {
-      await clickhouse.stop();
-    }
-  } finally {
-    await nats.stop();
+    stops.push(clickhouse.stop);
+    clickhouseUrl = clickhouse.url;
   }
+  for (let i = 0; i < (needServers ? lanes : availableParallelism()); i++) {
+    const name = `lane ${String.fromCharCode(97 + i)}`;
+    let env: NodeJS.ProcessEnv = {};
+    if (needServers) {
+      const nats = await startNats({ dir: join(dir, `nats-${i}`), port: await freePort(), maxFileStore: '2GB' });
+      stops.push(nats.stop);
+      env = { NATS_URL: nats.url, CLICKHOUSE_URL: clickhouseUrl, CLICKHOUSE_DATABASE: `emotions_test_${i}` };
+    }
+    // The first lane runs the media-heavy files, one at a time; every lane helps with the rest.
+    laneList.push({ name, env, takes: i === 0 ? ['media', 'servers', 'unit'] : ['servers', 'unit'] });
+  }
+  return runLanes(files, laneList);
 }
 
-async function onCluster(files: string[]): Promise<Outcome> {
-  console.log('\nThe checks of stored results again, on a cluster: 3 NATS servers, ClickHouse 2 shards x 2 replicas');
+async function onCluster(files: string[], stops: Stop[]): Promise<FileOutcome[]> {
   const nats = await startNatsCluster({ dir: join(dir, 'cluster') });
-  try {
-    const clickhouse = await startClickHouseCluster({ dir: join(dir, 'cluster'), name: 'emo', shards: 2, replicas: 2 });
-    try {
-      const outcome = await runTests(files, {
-        NATS_URL: nats.url,
-        NATS_REPLICAS: '3',
-        CLICKHOUSE_URL: clickhouse.urls.join(','),
-        CLICKHOUSE_CLUSTER: clickhouse.name,
-      });
-      return { ...outcome, failures: outcome.failures.map((failure) => `on the cluster: ${failure}`) };
-    } finally {
-      await clickhouse.stop();
-    }
-  } finally {
-    await nats.stop();
-  }
+  stops.push(nats.stop);
+  const clickhouse = await startClickHouseCluster({ dir: join(dir, 'cluster'), name: 'emo', shards: 2, replicas: 2 });
+  stops.push(clickhouse.stop);
+  const env = {
+    NATS_URL: nats.url,
+    NATS_REPLICAS: '3',
+    CLICKHOUSE_URL: clickhouse.urls.join(','),
+    CLICKHOUSE_CLUSTER: clickhouse.name,
+    CLICKHOUSE_DATABASE: 'emotions_test',
+  };
+  const outcomes = await runLanes(files, [{ name: 'on the cluster', env, takes: ['media', 'servers'] }]);
+  return outcomes.map((outcome) => ({ ...outcome, failures: outcome.failures.map((failure) => `on the cluster: ${failure}`) }));
 }
 
-const outcomes = [await onOneServer()];
-if (RESULT_CHECKS.length > 0) outcomes.push(await onCluster(RESULT_CHECKS));
+const stops: Stop[] = [];
+let outcomes: FileOutcome[] = [];
+try {
+  if (clusterStage) {
+    // The cluster files start their own clusters; the result checks run on one started here.
+    const clusterFiles = testFiles.filter((file) => file.startsWith('cluster/'));
+    const runs = [runLanes(clusterFiles, [{ name: 'cluster files', env: {}, takes: ['servers'] }])];
+    if (RESULT_CHECKS.length > 0) runs.push(onCluster(RESULT_CHECKS, stops));
+    outcomes = (await Promise.all(runs)).flat();
+  } else {
+    outcomes = await onServers(testFiles.filter((file) => !file.startsWith('cluster/')), stops);
+  }
+} finally {
+  for (const stop of stops.reverse()) await stop().catch(() => {});
+}
 
-const passed = outcomes.reduce((sum, outcome) => sum + outcome.passed, 0);
-const failed = outcomes.reduce((sum, outcome) => sum + outcome.failed, 0);
+const failed = reportRun(outcomes, Date.now() - started);
 // The servers' data and logs are kept only when something failed.
 if (failed === 0) rmSync(dir, { recursive: true, force: true });
-else {
-  console.log(`\nFailed:\n${outcomes.flatMap((outcome) => outcome.failures).map((failure) => `  ${failure}`).join('\n')}`);
-  console.log(`server data and logs: ${dir}; service logs: ${join(config.varDir, 'test', 'services')}`);
-}
-console.log(`${passed} passed, ${failed} failed`);
+else console.log(`server data and logs: ${dir}; service logs: ${join(config.varDir, 'test', 'services')}; each file's output: ${logDir}`);
 process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,64 @@
+// Which worker runs which test file. Files that analyse live media for long are CPU-heavy and
+// judge what the analysis kept up with: they run one at a time, on one worker, beside files that
+// mostly wait on servers. Each worker takes from its own queues in order, longest files first,
+// so that the slowest start early and the short ones fill the gaps at the end.
+
+/** Analysis of live media, minutes of it: never two at once. */
+const MEDIA_HEAVY = [
+  'integration/face-emotions.test.ts',
+  'integration/voice-features.test.ts',
+  'integration/transcript-sentiment.test.ts',
+  'integration/face-effort.test.ts',
+  'integration/dashboard.test.ts',
+];
+
+/**
+ * Files known to take a minute or more apart from the media-heavy ones: started first. A file
+ * missing here is only started later; nothing else depends on this list.
+ */
+const LONG = [
+  'integration/ingest-streams.test.ts',
+  'integration/voice-clickhouse-outage.test.ts',
+  'integration/malicious-peers.test.ts',
+  'integration/sessions-streams.test.ts',
+  'integration/emogg-compat.test.ts',
+  'integration/ws-live.test.ts',
+  'integration/openapi.test.ts',
+  'integration/failover.test.ts',
+];
+
+export type Queue = 'media' | 'servers' | 'unit';
+
+export function queueOf(file: string): Queue {
+  if (MEDIA_HEAVY.includes(file)) return 'media';
+  return file.startsWith('unit/') ? 'unit' : 'servers';
+}
+
+/** Files in the order they should start: the known long ones first, then by name. */
+export function byExpectedLength(files: string[]): string[] {
+  const rank = (file: string) => {
+    const index = [...MEDIA_HEAVY, ...LONG].indexOf(file);
+    return index < 0 ? Number.MAX_SAFE_INTEGER : index;
+  };
+  return [...files].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+/** Hands out files to workers that each prefer some queues, in order. */
+export class Scheduler {
+  private readonly queues = new Map<Queue, string[]>();
+
+  constructor(files: string[]) {
+    for (const file of byExpectedLength(files)) {
+      const queue = queueOf(file);
+      this.queues.set(queue, [...(this.queues.get(queue) ?? []), file]);
+    }
+  }
+
+  next(preference: readonly Queue[]): string | undefined {
+    for (const queue of preference) {
+      const file = this.queues.get(queue)?.shift();
+      if (file) return file;
+    }
+    return undefined;
+  }
+}
