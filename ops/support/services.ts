@@ -4,13 +4,14 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { readConfig } from '../../bus/config.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { waitForHealth } from '../../bus/health.ts';
 import { call } from '../../bus/rpc.ts';
-import { buckets } from '../../bus/subjects.ts';
+import { buckets, consumers, streams } from '../../bus/subjects.ts';
 import { startService, waitUntil, type Service } from '../stack/process.ts';
 import { freePort } from '../stack/ports.ts';
 
@@ -43,6 +44,8 @@ export interface Services {
   api<T = any>(method: string, path: string, options?: { body?: unknown; token?: string; raw?: string; headers?: Record<string, string> }): Promise<Reply<T>>;
   /** Polls a session until `predicate` holds. */
   waitForSession(id: string, predicate: (session: any) => boolean, timeoutMs?: number): Promise<any>;
+  /** Waits until the storage writer has stored every row published so far. */
+  rowsStored(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -161,6 +164,21 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     return last;
   };
 
+  const rowsStored: Services['rowsStored'] = async (timeoutMs = 60_000) => {
+    const jsm = await jetstreamManager(bus);
+    let last = '';
+    try {
+      await waitUntil('the writer to store every row', async () => {
+        // The writer acknowledges a message once its rows are in ClickHouse.
+        const { num_pending, num_ack_pending } = await jsm.consumers.info(streams.rows, consumers.writer);
+        last = `${num_pending} pending, ${num_ack_pending} not acknowledged`;
+        return num_pending === 0 && num_ack_pending === 0;
+      }, timeoutMs);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}: ${last}`);
+    }
+  };
+
   // Every session still active, whoever created it (test files run one after another, so it is
   // this file's or one an earlier file left): finished while a host of this file can serve the
   // stop, so that no host of a later file takes it over and goes on pulling a stream that is gone.
@@ -183,5 +201,5 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     await bus.close();
   };
 
-  return { baseUrl, users, hosts, storage: storage!, gateway: gateway!, metrics, logDir: dir, startHost, api, waitForSession, stop };
+  return { baseUrl, users, hosts, storage: storage!, gateway: gateway!, metrics, logDir: dir, startHost, api, waitForSession, rowsStored, stop };
 }

@@ -19,18 +19,15 @@ test.after(async () => {
 const create = (name: string) => services.api('POST', '/v1/sessions', { body: { name, streamUri: STREAM } });
 const count = async () => (await services.api('GET', '/v1/sessions?limit=100')).body.data.length;
 
-test('a full cluster answers 503 at once; a stop frees the slot', async () => {
+test('a full cluster answers 503 overloaded, not a timeout; a stop frees the slot', async () => {
   const first = await create('first');
   assert.is(first.status, 201, JSON.stringify(first.body));
 
-  const started = Date.now();
   const refused = await create('second');
-  const elapsed = Date.now() - started;
   assert.is(refused.status, 503, JSON.stringify(refused.body));
   assert.equal(Object.keys(refused.body).sort(), ['code', 'error', 'message', 'status']);
   assert.equal([refused.body.error, refused.body.status, refused.body.code], [true, 503, 'overloaded']);
-  // At once: not after the bus request timeout (5 s).
-  assert.ok(elapsed < 4000, `503 took ${elapsed} ms`);
+  // `overloaded` says no host had room; a request that waited for the bus timeout would be `unavailable`.
   assert.is(await count(), 1, 'the refused request created nothing');
 
   const stopped = await services.api('POST', `/v1/sessions/${first.body._id}/stop`);

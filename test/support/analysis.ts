@@ -82,8 +82,9 @@ export async function stopSession(services: Services, id: string): Promise<any> 
 }
 
 /**
- * GETs `path` until it answers 200 with a body that satisfies `ready` and stays the same over
- * a few writer flushes: the rows still in flight have reached ClickHouse.
+ * GETs `path` until it answers 200 with a body that satisfies `ready`, then once more after the
+ * storage writer has stored every row published by then: the rows still in flight have reached
+ * ClickHouse.
  */
 export async function settled<T = any>(
   services: Services,
@@ -92,19 +93,19 @@ export async function settled<T = any>(
   timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let previous = '';
   let last: unknown;
-  while (Date.now() < deadline) {
+  const read = async () => {
     const reply = await services.api<T>('GET', path);
     last = reply.body;
-    if (reply.status === 200 && ready(reply.body)) {
-      const text = JSON.stringify(reply.body);
-      if (text === previous) return reply.body;
-      previous = text;
-    } else {
-      previous = '';
+    return reply.status === 200 && ready(reply.body) ? reply.body : undefined;
+  };
+  while (Date.now() < deadline) {
+    if (await read()) {
+      await services.rowsStored(Math.max(1000, deadline - Date.now()));
+      const body = await read();
+      if (body) return body;
     }
-    await sleep(2000);
+    await sleep(250);
   }
   throw new Error(`GET ${path} did not settle in ${timeoutMs} ms; last: ${JSON.stringify(last)?.slice(0, 2000)}`);
 }

@@ -11,11 +11,17 @@ function children(crash: (run: number) => boolean, ms = 5) {
     const run = runs.length;
     runs.push(Date.now());
     let finish!: () => void;
+    let timer: NodeJS.Timeout | undefined;
     const done = new Promise<void>((resolve, reject) => {
       finish = resolve;
-      setTimeout(() => (crash(run) ? reject(new Error(`crash ${run}`)) : resolve()), ms);
+      timer = setTimeout(() => (crash(run) ? reject(new Error(`crash ${run}`)) : resolve()), ms);
     });
-    return { done, stop: async () => finish() };
+    // A stopped child's timer must not hold the test process open.
+    const stop = async () => {
+      clearTimeout(timer);
+      finish();
+    };
+    return { done, stop };
   };
   return { runs, start };
 }

@@ -31,15 +31,13 @@ test('word error rate counts substitutions, insertions and deletions', () => {
   assert.is(wordErrorRate('ask not what', 'ask not not what you'), 2 / 3);
 });
 
-test('the JFK sample is transcribed with under 10% word errors, faster than real time', async () => {
+// How fast it runs is measured by ops/bench/transcription.ts, not here.
+test('the JFK sample is transcribed with under 10% word errors', async () => {
   const samples = pcmToFloat(await jfkPcm());
   const stt = await SpeechToText.load(config.modelsDir);
-  const started = performance.now();
   const text = await stt.transcribe(samples);
-  const seconds = (performance.now() - started) / 1000;
   assert.ok(wordErrorRate(JFK, text) < 0.1, `got "${text}"`);
   assert.is(text, text.trim());
-  assert.ok(seconds < samples.length / 16000, `took ${seconds} s`);
 });
 
 test('silence and too-short input give no text', async () => {

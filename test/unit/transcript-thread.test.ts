@@ -7,20 +7,17 @@ import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();
 
-test('the speech thread transcribes off the main thread, and the event loop keeps turning', async () => {
+test('the speech thread transcribes off the main thread: the event loop turns while it runs', async () => {
   const stt = await ThreadedSpeechToText.start(config.modelsDir);
   try {
     const samples = pcmToFloat(await jfkPcm());
-    let ticks = 0;
-    const timer = setInterval(() => ticks++, 5);
-    const started = Date.now();
-    const [first, second] = await Promise.all([stt.transcribe(samples), stt.transcribe(samples.slice(0, 16000 * 4))]);
-    const elapsed = Date.now() - started;
-    clearInterval(timer);
-    assert.match(first.toLowerCase(), /ask not what your country can do for you/);
-    assert.match(second.toLowerCase(), /fellow americans/);
-    // A blocked event loop would have missed most 5 ms ticks while the model ran.
-    assert.ok(ticks >= (elapsed / 5) * 0.5, `${ticks} ticks in ${elapsed} ms`);
+    const transcriptions = Promise.all([stt.transcribe(samples), stt.transcribe(samples.slice(0, 16000 * 4))]);
+    // A model run that held this thread would end before the loop could turn once more.
+    const first = await Promise.race([transcriptions.then(() => 'transcribed'), new Promise((resolve) => setImmediate(() => resolve('turned')))]);
+    assert.is(first, 'turned');
+    const [whole, opening] = await transcriptions;
+    assert.match(whole.toLowerCase(), /ask not what your country can do for you/);
+    assert.match(opening.toLowerCase(), /fellow americans/);
   } finally {
     await stt.close();
   }
