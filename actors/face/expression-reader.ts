@@ -1,5 +1,5 @@
 // How a face's expression is measured in one frame, from the detection to class probabilities,
-// by the settings the host runs with (EXPRESSION_* in the README's configuration table):
+// by the settings the host runs with (EXPRESSION_* in docs/configuration.md):
 // - align: the crop is placed by the eyes (cropAligned: level eyes, side from the eye
 //   distance) instead of around the box (cropFace);
 // - flip: each crop's mirror image is classified too, in the same model call, and the two
