@@ -17,7 +17,7 @@ import { serveSessions } from './api/sessions.ts';
 import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
-import { expressionSettingsOf } from './face/expression-reader.ts';
+import { expressionSettingsOf } from './face/expression-settings.ts';
 import { FaceThread } from './face/threaded.ts';
 import { HostLoad, WINDOW_MS } from './host-load.ts';
 import type { HostMetrics } from './metrics.ts';

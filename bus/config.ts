@@ -1,6 +1,6 @@
 // The one place that reads the environment. Each process's main.ts calls readConfig() once
-// and passes what it read down; nothing else touches process.env, so the README's table of
-// variables is this file.
+// and passes what it read down; nothing else touches process.env, so the table of variables in
+// docs/configuration.md is this file (test/unit/docs-configuration.test.ts holds them equal).
 import { resolve } from 'node:path';
 import { availableParallelism, hostname } from 'node:os';
 

@@ -1,7 +1,7 @@
 // Every request between processes: one definition per operation, its subject, the contract of
-// its request and the contract of its reply (as NATS micro services define an endpoint). The
-// sender sends with it, the responder validates what it receives with it, and replies are
-// checked against it before they leave the responder.
+// its request and the contract of its reply (as NATS micro services define an endpoint), and
+// the service that answers it. The sender sends with it, the responder validates what it
+// receives with it, and replies are checked against it before they leave the responder.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { SessionIndexRow } from './contracts/rows.ts';
 import {
@@ -33,39 +33,48 @@ import {
 } from './contracts/events.ts';
 import { subjects } from './subjects.ts';
 
+/**
+ * The process that answers: `actors`, an actor host (it owns session records and changes
+ * them), or `storage`, a storage service (it reads and deletes what ClickHouse holds). Named by
+ * the folder of its code; test/unit/bus-operations.test.ts checks that only that folder serves it.
+ */
+export type Service = 'actors' | 'storage';
+
 interface Definition {
   subject: string;
   request: TSchema;
   reply: TSchema;
+  answeredBy: Service;
 }
 
-const api = <Request extends TSchema, Reply extends TSchema>(name: string, request: Request, reply: Reply) => ({
+const api = <Request extends TSchema, Reply extends TSchema>(answeredBy: Service, name: string, request: Request, reply: Reply) => ({
   subject: subjects.api(name),
   request,
   reply,
+  answeredBy,
 });
 
 export const operations = {
   // Creation goes only to hosts with a free slot; everything else to any responder.
-  'sessions.create': { subject: subjects.create, request: CreateSessionRequest, reply: Session },
-  'sessions.get': api('sessions.get', SessionRef, Session),
-  'sessions.list': api('sessions.list', ListSessionsRequest, SessionPage),
-  'sessions.update': api('sessions.update', UpdateSessionRequest, Session),
-  'sessions.stop': api('sessions.stop', SessionRef, Session),
-  // Removes a finished session and all its results (answered by an actor host, which owns records).
-  'sessions.delete': api('sessions.delete', SessionRef, Type.Null()),
-  'emotions.totals': api('emotions.totals', TotalsRequest, EmotionTotals),
-  'emotions.timeline': api('emotions.timeline', ResultRequest, timelineOf(EmotionsEntry)),
-  'audio.features': api('audio.features', ResultRequest, timelineOf(AudioFeaturesEntry)),
-  'audio.sentiment': api('audio.sentiment', ResultRequest, timelineOf(SentimentEntry)),
-  'audio.transcription': api('audio.transcription', TranscriptionRequest, TranscriptionPage),
-  'sources.register': api('sources.register', RegisterSourceRequest, SensorSource),
-  'events.add': api('events.add', AddEventsRequest, AddEventsReply),
-  'events.list': api('events.list', ListEventsRequest, EventPage),
+  'sessions.create': { subject: subjects.create, request: CreateSessionRequest, reply: Session, answeredBy: 'actors' },
+  'sessions.get': api('actors', 'sessions.get', SessionRef, Session),
+  'sessions.list': api('storage', 'sessions.list', ListSessionsRequest, SessionPage),
+  'sessions.update': api('actors', 'sessions.update', UpdateSessionRequest, Session),
+  'sessions.stop': api('actors', 'sessions.stop', SessionRef, Session),
+  // Removes a finished session and all its results: the host, which owns the record, has storage purge the rows first.
+  'sessions.delete': api('actors', 'sessions.delete', SessionRef, Type.Null()),
+  'emotions.totals': api('storage', 'emotions.totals', TotalsRequest, EmotionTotals),
+  'emotions.timeline': api('storage', 'emotions.timeline', ResultRequest, timelineOf(EmotionsEntry)),
+  'audio.features': api('storage', 'audio.features', ResultRequest, timelineOf(AudioFeaturesEntry)),
+  'audio.sentiment': api('storage', 'audio.sentiment', ResultRequest, timelineOf(SentimentEntry)),
+  'audio.transcription': api('storage', 'audio.transcription', TranscriptionRequest, TranscriptionPage),
+  'sources.register': api('actors', 'sources.register', RegisterSourceRequest, SensorSource),
+  'events.add': api('actors', 'events.add', AddEventsRequest, AddEventsReply),
+  'events.list': api('storage', 'events.list', ListEventsRequest, EventPage),
   // Actor hosts to storage: a session's entry in the list index changed.
-  'sessions.index': api('sessions.index', SessionIndexRow, Type.Null()),
+  'sessions.index': api('storage', 'sessions.index', SessionIndexRow, Type.Null()),
   // Actor hosts to storage: remove a finished session's rows from ClickHouse, before its record goes.
-  'sessions.purge': api('sessions.purge', SessionRef, Type.Null()),
+  'sessions.purge': api('storage', 'sessions.purge', SessionRef, Type.Null()),
 } satisfies Record<string, Definition>;
 
 export type Operation = keyof typeof operations;

@@ -1,7 +1,7 @@
 // The transcript's words per timeline interval. A segment's words are shared among the
 // intervals it overlaps in proportion to the overlap, so one that crosses a boundary counts
 // once in all, wherever the intervals fall.
-import type { Window } from './timelines.ts';
+import type { Window } from './timeline-window.ts';
 
 /** A transcript segment: seconds since the session's start, and its words. */
 export interface TimedWords {

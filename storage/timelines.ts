@@ -12,13 +12,7 @@ import { sessionDay } from '../bus/ids.ts';
 import { pauseRatio, pitchVariability, speakingRate } from '../bus/prosody.ts';
 import { wordsPerInterval } from './speaking-rate.ts';
 import { sql } from './sql.ts';
-
-export interface Window {
-  session: string;
-  granularity: number;
-  start: number;
-  end: number;
-}
+import type { Window } from './timeline-window.ts';
 
 /** The bounds of interval `bucket` of a window, in seconds from the session's start. */
 export function intervalOf(window: Window, bucket: number): { start: number; end: number } {

@@ -4,7 +4,7 @@
 // waits replaces it, and the replaced one is counted as dropped, so a slow host falls
 // behind by at most one frame instead of queueing without bound.
 import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
-import type { FaceModels } from '../models/analysis-models.ts';
+import type { FaceModels } from './analysis-models.ts';
 import { ClassifyCadence } from './classify-cadence.ts';
 import { ExpressionReader } from './expression-reader.ts';
 import { CLASS_COUNT } from './expressions.ts';

@@ -2,7 +2,7 @@
 // given (ops/bench/README-capacity.md), while the expression crops need the frame's own
 // detail. So the detector reads the frame scaled down, and its faces are mapped back to frame
 // pixels, where the crops are cut.
-import type { Face } from './yunet.ts';
+import type { Face } from './face.ts';
 
 export interface Size {
   width: number;

@@ -1,5 +1,5 @@
 // How a face's expression is measured in one frame, from the detection to class probabilities,
-// by the settings the host runs with (EXPRESSION_* in the README's configuration table):
+// by the settings the host runs with (EXPRESSION_* in docs/configuration.md):
 // - align: the crop is placed by the eyes (cropAligned: level eyes, side from the eye
 //   distance) instead of around the box (cropFace);
 // - flip: each crop's mirror image is classified too, in the same model call, and the two
@@ -7,56 +7,10 @@
 // - ensemble: the second classifier (Human's mini-Xception, 64x64) classifies the same faces,
 //   in its own call, and its probabilities are averaged with face-api's, class by class.
 // Per-track smoothing across frames is the analyzer's (TrackSmoother), it needs the tracks.
-import type { FaceModels } from '../models/analysis-models.ts';
+import type { FaceModels } from './analysis-models.ts';
 import { alignedGeometry, cropAligned, cropFace, cropValues, mirrorCrop } from './crop.ts';
 import { CLASS_COUNT, type ExpressionClassifier } from './expressions.ts';
-import type { Effort } from './face-effort.ts';
-import type { Face } from './yunet.ts';
-
-export interface ExpressionSettings {
-  /** Crops placed by the eyes (rotation and scale normalised) rather than around the box. */
-  align: boolean;
-  /** Classify the mirrored crop too (same call) and average. */
-  flip: boolean;
-  /** Average the second classifier's probabilities with the first's. */
-  ensemble: boolean;
-  /** Per track, the mean of the last this many frames' probabilities; 1 is none. */
-  smoothingFrames: number;
-  // The two costs of a face besides its crops, set with these (absent: today's full work).
-  /** YuNet reads frames scaled down to at most this width; 0 or absent: at their own size. */
-  detectionWidth?: number;
-  /** Per track, the classifier runs on every this many frames and its answer is held between (ClassifyCadence); 1 or absent: every frame. */
-  classifyEvery?: number;
-  /** The lighter work per frame the face thread steps down to, in order, before it drops frames (FaceEffort); absent: none. */
-  reduced?: Effort[];
-}
-
-/** The settings as read by readConfig(). */
-export function expressionSettingsOf(config: {
-  expressionAlign: boolean;
-  expressionFlip: boolean;
-  expressionEnsemble: boolean;
-  expressionSmoothingFrames: number;
-  faceDetectionWidth: number;
-  expressionClassifyEvery: number;
-  faceReducedDetectionWidth: number;
-  faceReducedClassifyEvery: number;
-  faceLeastDetectionWidth: number;
-  faceLeastClassifyEvery: number;
-}): ExpressionSettings {
-  return {
-    align: config.expressionAlign,
-    flip: config.expressionFlip,
-    ensemble: config.expressionEnsemble,
-    smoothingFrames: config.expressionSmoothingFrames,
-    detectionWidth: config.faceDetectionWidth,
-    classifyEvery: config.expressionClassifyEvery,
-    reduced: [
-      { detectionWidth: config.faceReducedDetectionWidth, classifyEvery: config.faceReducedClassifyEvery },
-      { detectionWidth: config.faceLeastDetectionWidth, classifyEvery: config.faceLeastClassifyEvery },
-    ],
-  };
-}
+import type { Face } from './face.ts';
 
 export interface RgbFrame {
   rgb: Uint8Array;

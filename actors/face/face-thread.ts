@@ -6,10 +6,10 @@ import { getPriority, setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { workerData } from 'node:worker_threads';
 import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
-import { loadAnalysisModels } from '../models/analysis-models.ts';
+import { loadAnalysisModels } from './analysis-models.ts';
 import { threadPort } from '../models/stream-thread-body.ts';
 import { FaceAnalyzer } from './analyzer.ts';
-import type { ExpressionSettings } from './expression-reader.ts';
+import type { ExpressionSettings } from './expression-settings.ts';
 import { FaceEffort } from './face-effort.ts';
 
 export interface FaceThreadData {

@@ -5,15 +5,9 @@
 import { Batcher, concat } from '../models/batcher.ts';
 import type { InferenceTimer } from '../models/inference-timer.ts';
 import { ort } from '../models/onnx.ts';
-import type { Box } from './box.ts';
 import { detectionSize, toFramePixels, toScaledYunetInput } from './detection-scale.ts';
+import type { Face } from './face.ts';
 import { nms } from './nms.ts';
-
-export interface Face extends Box {
-  score: number;
-  /** Right eye, left eye, nose tip, right and left mouth corners, as [x, y] in frame pixels. */
-  landmarks: [number, number][];
-}
 
 const SCORE_THRESHOLD = 0.6;
 const NMS_IOU = 0.3;

@@ -49,7 +49,7 @@ export const AudioFeaturesEntry = Type.Object({
   end: Type.Number(),
   frequency: Decimal,
   intensity: Decimal,
-  // Voice prosody, each absent when the interval does not define it (README, "Metrics").
+  // Voice prosody, each absent when the interval does not define it (docs/api.md, "Metrics").
   /** Standard deviation of the voiced pitch, in semitones. */
   pitchVariability: Type.Optional(Decimal),
   /** Words per minute of speech. */

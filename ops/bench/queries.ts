@@ -5,7 +5,8 @@
 import type { ClickHouseClient, QueryParams } from '@clickhouse/client';
 import { EMOTION_KEYS } from '../../bus/contracts/rows.ts';
 import { newSessionId, sessionDay } from '../../bus/ids.ts';
-import { audioFeatures, emotionsTimeline, type Window } from '../../storage/timelines.ts';
+import type { Window } from '../../storage/timeline-window.ts';
+import { audioFeatures, emotionsTimeline } from '../../storage/timelines.ts';
 import { literal } from '../../storage/sql.ts';
 import { startBenchStack, type BenchStack } from './lib/stack.ts';
 import { cpuSecondsOf, elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';

@@ -84,7 +84,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const storage: ServiceInCluster[] = [];
     for (let i = 0; i < EACH; i++) {
       // Each storage service prefers another shard's first replica, the copy every service
-      // reads, so what it writes is read at once (README, "On a cluster"); every node is a fallback.
+      // reads, so what it writes is read at once (docs/analysts.md, "ClickHouse cluster"); every node is a fallback.
       const firsts = clickhouse.nodes.filter((node) => node.replica === 1).map((node) => node.url);
       const others = clickhouse.nodes.filter((node) => node.replica !== 1).map((node) => node.url);
       const turn = i % firsts.length;

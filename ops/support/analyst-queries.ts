@@ -1,4 +1,4 @@
-// The analyst queries of the README, word for word, with its placeholders ('SESSION', 'USER')
+// The analyst queries of docs/analysts.md, word for word, with its placeholders ('SESSION', 'USER')
 // bound: the tests run the documentation itself, so it cannot drift from the schema.
 import { literal } from '../../storage/sql.ts';
 
@@ -10,7 +10,7 @@ export interface AnalystQuery {
 
 export function analystQueries(readme: string, values: Record<string, string>): AnalystQuery[] {
   const block = /```sql\n([\s\S]*?)```/.exec(readme)?.[1];
-  if (!block) throw new Error('the README has no sql block');
+  if (!block) throw new Error('docs/analysts.md has no sql block');
   return block
     .split(/;\s*\n/)
     .map((text) => text.trim())

@@ -15,8 +15,8 @@ import {
   emotionTotals,
   emotionsTimeline,
   sentimentTimeline,
-  type Window,
 } from '../timelines.ts';
+import type { Window } from '../timeline-window.ts';
 import { listTranscript } from '../transcripts.ts';
 
 export function serveResults(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger, observe?: RequestObserver) {

@@ -9,7 +9,7 @@ import { SessionActor } from '../../actors/session/actor.ts';
 import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
 import { SessionStore } from '../../actors/session/store.ts';
 import type { Child } from '../../actors/supervisor.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
+import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
 import { FaceThread } from '../../actors/face/threaded.ts';
 import { VoiceThread } from '../../actors/voice/threaded.ts';
 import type { WorkerResources } from '../../actors/session/worker.ts';

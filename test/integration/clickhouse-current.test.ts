@@ -1,7 +1,7 @@
 // Every statement the project runs or documents, on ClickHouse 18.16 (the test server, one
 // server or a cluster) and on a current release (26.x, embedded by chdb), with the same results: the migrations, the writer's
 // inserts, the session index, every timeline, list, events and transcript read, a session's
-// deletion, and each analyst query of the README.
+// deletion, and each analyst query of docs/analysts.md.
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from '../support/uvu.ts';
@@ -187,10 +187,10 @@ test('session list pages: newest first, filters, offsets, date windows', async (
   }
 });
 
-test("the README's analyst queries", async () => {
-  const queries = analystQueries(readFileSync(join(config.projectRoot, 'README.md'), 'utf8'), { SESSION: analysed.id, USER });
+test("the analyst queries of docs/analysts.md", async () => {
+  const queries = analystQueries(readFileSync(join(config.projectRoot, 'docs/analysts.md'), 'utf8'), { SESSION: analysed.id, USER });
   assert.ok(queries.length >= 4, `${queries.length} queries found`);
-  // On a cluster an analyst sets distributed_product_mode = 'global', as the README says: a
+  // On a cluster an analyst sets distributed_product_mode = 'global', as docs/analysts.md says: a
   // subquery of the session index then reaches every shard of the results.
   const analyst = config.clickhouseCluster ? { distributed_product_mode: 'global' as const } : {};
   for (const { title, sql } of queries) {

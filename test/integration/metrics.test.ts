@@ -135,12 +135,12 @@ test('a live session and REST calls show in the metrics of each process', async 
   assert.ok(count(gateway, 'emo_bus_request_duration_seconds_bucket', { operation: 'sessions.get', side: 'caller', status: '200', le: '+Inf' }) >= 1);
   assert.is(count(gateway, 'emo_websocket_connections'), 0);
 
-  // What the README documents and the sample dashboard charts is what the processes serve.
+  // What docs/operations.md documents and the sample dashboard charts is what the processes serve.
   const base = (name: string) => name.replace(/_(bucket|count|sum)$/, '');
   const served = new Set([...hostSamples, ...storageSamples, ...gateway].map((s) => base(s.name)));
   const namesIn = (text: string) => new Set([...text.matchAll(/\b((?:emo|process|nodejs)_[a-z0-9_]+)/g)].map(([, name]) => base(name!)));
-  const readme = readFileSync(join(config.projectRoot, 'README.md'), 'utf8');
-  const section = /## Operations: metrics and health\n([\s\S]*?)\n## /.exec(readme)?.[1] ?? '';
+  const operations = readFileSync(join(config.projectRoot, 'docs/operations.md'), 'utf8');
+  const section = /## Operations: metrics and health\n([\s\S]*?)\n## /.exec(operations)?.[1] ?? '';
   const documented = [...namesIn(section)].filter((name) => name.startsWith('emo_'));
   assert.equal(documented.filter((name) => !served.has(name)), [], 'documented but not served');
   assert.equal([...served].filter((name) => name.startsWith('emo_') && !documented.includes(name)), [], 'served but not documented');

@@ -115,7 +115,7 @@ test("the analysts' queries run on the session's rows", async () => {
   const user = services.users.alice.user;
   // The queries of the analysts' documentation, word for word but for the bound values.
   const [analystSessionsSummary, analystEmotionsPerMinute, analystVoicePer10s, analystSpeech, analystEventsWithFaces] =
-    analystQueries(readFileSync(join(config.projectRoot, 'README.md'), 'utf8'), { SESSION: session, USER: user }).map((query) => query.sql);
+    analystQueries(readFileSync(join(config.projectRoot, 'docs/analysts.md'), 'utf8'), { SESSION: session, USER: user }).map((query) => query.sql);
   const clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   try {
     // Rows reach ClickHouse through the writer: wait until the events are in.

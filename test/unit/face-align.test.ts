@@ -1,8 +1,8 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { alignedGeometry, CROP_SIDE, CROP_VALUES, cropAligned, cropFace, cropValues, mirrorCrop } from '../../actors/face/crop.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
-import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
+import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
 import { readConfig } from '../../bus/config.ts';
 import { loadPhoto, type Photo } from '../../ops/support/face-photos.ts';
 

@@ -1,7 +1,7 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { detectionSize, toFramePixels, toScaledYunetInput } from '../../actors/face/detection-scale.ts';
-import type { Face } from '../../actors/face/yunet.ts';
+import type { Face } from '../../actors/face/face.ts';
 
 test('the detection picture keeps the aspect, is never scaled up, and 0 means the frame as it is', () => {
   assert.equal(detectionSize({ width: 640, height: 360 }, 320), { width: 320, height: 180 });

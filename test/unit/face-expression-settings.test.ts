@@ -1,7 +1,7 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
+import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
 
 test('by default crops are aligned by the eyes, nothing else is on, and effort steps down under load to 480 px and every 2nd frame, then 320 px', () => {
   assert.equal(expressionSettingsOf(readConfig({})), {

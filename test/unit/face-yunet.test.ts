@@ -1,8 +1,8 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { decodeYunet, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
-import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
+import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
 import { readConfig } from '../../bus/config.ts';
 import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
 

@@ -2,12 +2,12 @@
 // stops the host there rather than a session mid-stream. Voice activity and transcription load
 // theirs on their own threads.
 import { join } from 'node:path';
-import type { ExpressionSettings } from '../face/expression-reader.ts';
-import { ExpressionClassifier, MINI_XCEPTION_EXPRESSIONS } from '../face/expressions.ts';
-import { FaceDetector } from '../face/yunet.ts';
-import { MODEL_FILES } from './files.ts';
-import type { InferenceTimer } from './inference-timer.ts';
-import { loadModel } from './onnx.ts';
+import type { ExpressionSettings } from './expression-settings.ts';
+import { ExpressionClassifier, MINI_XCEPTION_EXPRESSIONS } from './expressions.ts';
+import { FaceDetector } from './yunet.ts';
+import { MODEL_FILES } from '../models/files.ts';
+import type { InferenceTimer } from '../models/inference-timer.ts';
+import { loadModel } from '../models/onnx.ts';
 
 export interface FaceModels {
   detector: FaceDetector;
