@@ -87,6 +87,7 @@ export class ActorHost {
       faces: await FaceThread.start({
         modelsDir: config.modelsDir,
         expressions,
+        effortCalmMs: config.faceEffortCalmSeconds * 1000,
         observeInference: metrics.observeInference,
         observeEffort: (level, effort) => {
           if (level === faceEffortLevel) return;

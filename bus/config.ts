@@ -152,6 +152,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     faceReducedClassifyEvery: read.wholeNumber('FACE_REDUCED_CLASSIFY_EVERY', 2, 1),
     faceLeastDetectionWidth: read.wholeNumber('FACE_LEAST_DETECTION_WIDTH', 320, 0),
     faceLeastClassifyEvery: read.wholeNumber('FACE_LEAST_CLASSIFY_EVERY', 2, 1),
+    // A lighter step of face effort goes back up after this long calm (actors/face/face-effort.ts).
+    faceEffortCalmSeconds: read.number('FACE_EFFORT_CALM_SECONDS', 20, 1),
     ffmpegPath: read.text('FFMPEG_PATH', 'ffmpeg'),
     // rtmps: verify the server's certificate (against the system's CAs, or this file's).
     streamTlsVerify: read.flag('STREAM_TLS_VERIFY', true),

@@ -21,11 +21,10 @@ export interface Effort {
 const STEP_DOWN_PAST_DROPPED = 0.01;
 const WINDOW_MS = 5000;
 /**
- * A lighter step goes back up after this long without a frame dropped and with the thread busy
- * at most HEAVIER_FITS_BELOW of the time: each step up costs up to 1.6 times as much, so it
- * should still leave the thread some idle time.
+ * A lighter step goes back up after `calmMs` (FACE_EFFORT_CALM_SECONDS) without a frame dropped
+ * and with the thread busy at most this share of the time: each step up costs up to 1.6 times as
+ * much, so it should still leave the thread some idle time.
  */
-const STAY_LIGHTER_MS = 20_000;
 const HEAVIER_FITS_BELOW = 0.5;
 
 interface Second {
@@ -48,6 +47,8 @@ export class FaceEffort {
     full: Effort,
     /** What the thread steps down to, in order; a step no lighter than the one before is skipped. */
     steps: readonly Effort[],
+    /** How long a lighter step must stay calm before the thread steps back up. */
+    private readonly calmMs: number,
     private readonly now: () => number = () => performance.now(),
   ) {
     this.levels = [full];
@@ -97,7 +98,7 @@ export class FaceEffort {
       return false;
     }
     this.calmSince ??= since;
-    if (at - this.calmSince < STAY_LIGHTER_MS) return false;
+    if (at - this.calmSince < this.calmMs) return false;
     return this.step(-1, at);
   }
 

@@ -15,6 +15,8 @@ import { FaceEffort } from './face-effort.ts';
 export interface FaceThreadData {
   modelsDir: string;
   expressions: ExpressionSettings;
+  /** FACE_EFFORT_CALM_SECONDS, in ms (FaceEffort). */
+  effortCalmMs: number;
 }
 
 export type FaceRequest =
@@ -23,7 +25,7 @@ export type FaceRequest =
 
 export type FaceReply = { type: 'face'; stream: number; row: FaceSecond } | { type: 'video'; stream: number; row: VideoSecond };
 
-const { modelsDir, expressions } = workerData as FaceThreadData;
+const { modelsDir, expressions, effortCalmMs } = workerData as FaceThreadData;
 /**
  * When the cores are full, face analysis is what gives way: this many nice steps below the rest
  * of the host, the thread gets the CPU ffmpeg, the pipes, voice analysis and transcription leave
@@ -35,7 +37,7 @@ setPriority(Math.min(19, getPriority() + FACE_THREAD_NICE_STEPS));
 const port = threadPort<FaceRequest, FaceReply>();
 const { faces: models } = await loadAnalysisModels(modelsDir, expressions, port.timer);
 const full = { detectionWidth: expressions.detectionWidth ?? 0, classifyEvery: expressions.classifyEvery ?? 1 };
-const effort = new FaceEffort(full, expressions.reduced ?? []);
+const effort = new FaceEffort(full, expressions.reduced ?? [], effortCalmMs);
 const EFFORT_REVIEW_MS = 1000;
 let loopBefore = performance.eventLoopUtilization();
 setInterval(() => {

@@ -88,7 +88,7 @@ test.before(async () => {
   rows = new RowPublisher(jetstream(nc), quiet);
   store = await SessionStore.open(nc, jetstream(nc), rows, quiet, config.natsReplicas);
   resources = {
-    faces: await FaceThread.start({ modelsDir: config.modelsDir, expressions: expressionSettingsOf(config) }),
+    faces: await FaceThread.start({ modelsDir: config.modelsDir, expressions: expressionSettingsOf(config), effortCalmMs: config.faceEffortCalmSeconds * 1000 }),
     speechToText: await SpeechToText.load(config.modelsDir),
     voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
     egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary),
