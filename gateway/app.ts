@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../bus/log.ts';
 import type { Authenticator } from './auth/authenticator.ts';
+import { apiHeaders } from './middleware/api-headers.ts';
 import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
 import { httpMetrics } from './middleware/http-metrics.ts';
@@ -33,6 +34,7 @@ export interface AppOptions {
 export function createApp(options: AppOptions): Koa {
   const app = new Koa();
   app.silent = true;
+  app.use(apiHeaders);
   if (options.registry) app.use(httpMetrics(options.registry));
   app.use(requestLog(options.log));
   // Outside `errors`: it reads what a refused request left unread before its answer goes.
