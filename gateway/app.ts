@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../bus/log.ts';
 import type { Authenticator } from './auth/authenticator.ts';
+import type { ClientAddresses } from './client-address.ts';
 import { apiHeaders } from './middleware/api-headers.ts';
 import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
@@ -22,6 +23,8 @@ import { dashboard } from './static.ts';
 export interface AppOptions {
   send: Send;
   authenticator: Authenticator;
+  /** Who a request comes from, for the budget of failed authentications. */
+  addresses: ClientAddresses;
   limits: RequestLimits;
   log: Logger;
   bodyLimitBytes: number;
@@ -46,7 +49,7 @@ export function createApp(options: AppOptions): Koa {
   app.use(openApi.routes());
   app.use(openApi.allowedMethods({ throw: true }));
   app.use(dashboard());
-  app.use(auth(options.authenticator, options.limits));
+  app.use(auth(options.authenticator, options.limits, options.addresses));
   app.use(jsonBody(options.bodyLimitBytes));
   for (const router of [sessionRoutes(options.send), resultRoutes(options.send), eventRoutes(options.send)]) {
     app.use(router.routes());

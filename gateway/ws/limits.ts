@@ -7,6 +7,8 @@ export interface WsLimits {
   connectionsPerUser: number;
   /** Sockets from one address that have not authenticated yet. */
   unauthenticatedPerAddress: number;
+  /** A socket that has not authenticated this long after it opened is closed. */
+  authTimeoutMs: number;
   messagesPerMinute: number;
   /** Silence from the client for this long closes the socket. */
   idleMs: number;

@@ -8,6 +8,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import type { Logger } from '../../bus/log.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { ClientAddresses } from '../client-address.ts';
 import type { RateLimit } from '../rate-limit.ts';
 import type { Send } from '../routes/bus-call.ts';
 import { CLOSE, Connection } from './connection.ts';
@@ -24,6 +25,7 @@ export interface WebSocketDeps {
   limits: WsLimits;
   /** Failed authentications per client address, shared with the REST API. */
   authFailures: RateLimit;
+  addresses: ClientAddresses;
   /** Where open connections are counted (the gateway's /metrics). */
   registry?: Registry;
 }
@@ -54,7 +56,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
     socket.on('error', (error) => log.debug({ err: error }, 'websocket upgrade socket error'));
     const path = (request.url ?? '').split('?')[0];
     if (path !== WS_PATH) return refuse(socket, '404 Not Found');
-    const address = request.socket.remoteAddress ?? 'unknown';
+    const address = deps.addresses.of(request);
     if (!anonymous.acquire(address)) return refuse(socket, '429 Too Many Requests');
     let released = false;
     const releaseAnonymous = () => {

@@ -10,6 +10,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { readConfig } from '../../bus/config.ts';
 import { createLog } from '../../bus/log.ts';
 import { Authenticator } from '../../gateway/auth/authenticator.ts';
+import { ClientAddresses } from '../../gateway/client-address.ts';
 import { RateLimit } from '../../gateway/rate-limit.ts';
 import { busSender } from '../../gateway/routes/bus-call.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
@@ -45,6 +46,7 @@ const LIMITS: WsLimits = {
   unauthenticatedPerAddress: 6,
   messagesPerMinute: 60,
   idleMs: 65_000,
+  authTimeoutMs: 2000,
 };
 
 test.before(async () => {
@@ -55,6 +57,7 @@ test.before(async () => {
       WS_CONNECTIONS_PER_USER: String(LIMITS.connectionsPerUser),
       WS_UNAUTHENTICATED_PER_ADDRESS: String(LIMITS.unauthenticatedPerAddress),
       WS_MESSAGES_PER_MINUTE: String(LIMITS.messagesPerMinute),
+      WS_AUTH_TIMEOUT_SECONDS: String(LIMITS.authTimeoutMs / 1000),
     },
   });
   wsUrl = `${services.baseUrl.replace('http', 'ws')}/ws/v1`;
@@ -251,6 +254,7 @@ test('silence closes the socket; requests keep it open (short idle limit, in-pro
     send: busSender(nc, config.requestTimeoutMs),
     log: log.child({ component: 'ws-test' }),
     authFailures: new RateLimit(60, 60),
+    addresses: new ClientAddresses([]),
     limits: { ...LIMITS, idleMs: 600 },
   });
   const port = await freePort();
