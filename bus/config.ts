@@ -84,6 +84,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     rateLimitRequests: read.number('RATE_LIMIT_REQUESTS', 1000, 1),
     rateLimitWindowSeconds: read.number('RATE_LIMIT_WINDOW_SECONDS', 10, 1),
     authFailuresPerMinute: read.number('AUTH_FAILURES_PER_MINUTE', 60, 1),
+    // Per user and gateway process (gateway/user-budgets.ts): what one user's burst may take of
+    // what all share. Ordinary use fits: the dashboard has at most 5 requests of a tab in flight;
+    // a fleet of cameras starts at once; the events benchmark's target is 20,000 events/s.
+    requestsInFlightPerUser: read.wholeNumber('REQUESTS_IN_FLIGHT_PER_USER', 16, 1),
+    sessionCreatesPerMinute: read.wholeNumber('SESSION_CREATES_PER_MINUTE', 60, 1),
+    sessionDeletesPerMinute: read.wholeNumber('SESSION_DELETES_PER_MINUTE', 30, 1),
+    eventsPerSecond: read.wholeNumber('EVENTS_PER_SECOND', 25_000, 1),
+    eventBytesPerSecond: read.wholeNumber('EVENT_BYTES_PER_SECOND', 2 * 1024 * 1024, 1),
     wsConnectionsPerUser: read.number('WS_CONNECTIONS_PER_USER', 20, 1),
     wsUnauthenticatedPerAddress: read.number('WS_UNAUTHENTICATED_PER_ADDRESS', 10, 1),
     // A socket that has not authenticated this long after opening is closed (the dashboard's takes milliseconds).

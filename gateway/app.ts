@@ -7,6 +7,7 @@ import type { ClientAddresses } from './client-address.ts';
 import { apiHeaders } from './middleware/api-headers.ts';
 import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
+import { inFlight } from './middleware/in-flight.ts';
 import { httpMetrics } from './middleware/http-metrics.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { messageFraming } from './middleware/message-framing.ts';
@@ -19,6 +20,7 @@ import { eventRoutes } from './routes/events.ts';
 import { resultRoutes } from './routes/results.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { dashboard } from './static.ts';
+import type { UserBudgets } from './user-budgets.ts';
 
 export interface AppOptions {
   send: Send;
@@ -26,6 +28,7 @@ export interface AppOptions {
   /** Who a request comes from, for the budget of failed authentications. */
   addresses: ClientAddresses;
   limits: RequestLimits;
+  budgets: UserBudgets;
   log: Logger;
   bodyLimitBytes: number;
   /** Served at GET /v1/openapi.json. */
@@ -50,8 +53,10 @@ export function createApp(options: AppOptions): Koa {
   app.use(openApi.allowedMethods({ throw: true }));
   app.use(dashboard());
   app.use(auth(options.authenticator, options.limits, options.addresses));
+  app.use(inFlight(options.budgets.inFlight));
   app.use(jsonBody(options.bodyLimitBytes));
-  for (const router of [sessionRoutes(options.send), resultRoutes(options.send), eventRoutes(options.send)]) {
+  const { send, budgets } = options;
+  for (const router of [sessionRoutes(send, budgets), resultRoutes(send), eventRoutes(send, budgets)]) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true }));
   }

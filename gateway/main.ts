@@ -12,6 +12,7 @@ import { createHttpServer } from './http-server.ts';
 import { openApiDocument } from './openapi/document.ts';
 import { RateLimit } from './rate-limit.ts';
 import { busSender } from './routes/bus-call.ts';
+import { userBudgets } from './user-budgets.ts';
 import { attachWebSocket } from './ws/server.ts';
 
 const config = readConfig();
@@ -33,6 +34,7 @@ const app = createApp({
   send,
   authenticator,
   addresses,
+  budgets: userBudgets(config),
   limits: { perUser: new RateLimit(config.rateLimitRequests, config.rateLimitWindowSeconds), authFailuresPerAddress: authFailures },
   log: log.child({ component: 'gateway' }),
   bodyLimitBytes: config.bodyLimitBytes,

@@ -10,7 +10,8 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import type { RateLimit } from '../rate-limit.ts';
 import type { Send } from '../routes/bus-call.ts';
 import type { Feeds } from './feeds.ts';
-import { MessageRate, WS_PROTOCOL, type ConnectionCounts, type WsLimits } from './limits.ts';
+import type { Counts } from '../counts.ts';
+import { MessageRate, WS_PROTOCOL, type WsLimits } from './limits.ts';
 import {
   AuthBody,
   BARE_KEY_CHANNEL,
@@ -28,7 +29,7 @@ export interface ConnectionDeps {
   authenticator: Authenticator;
   send: Send;
   feeds: Feeds;
-  users: ConnectionCounts;
+  users: Counts;
   limits: WsLimits;
   log: Logger;
   /** The client's address (client-address.ts), and the budget of failed authentications per address the REST API spends too. */

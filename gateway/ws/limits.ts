@@ -44,24 +44,3 @@ export class MessageRate {
     return true;
   }
 }
-
-/** Open connections per key (a user, a client address), in this gateway. */
-export class ConnectionCounts {
-  private readonly counts = new Map<string, number>();
-
-  constructor(private readonly limit: number) {}
-
-  /** Counts one more connection for the key; false (and nothing counted) when at the limit. */
-  acquire(key: string): boolean {
-    const count = this.counts.get(key) ?? 0;
-    if (count >= this.limit) return false;
-    this.counts.set(key, count + 1);
-    return true;
-  }
-
-  release(key: string): void {
-    const count = (this.counts.get(key) ?? 0) - 1;
-    if (count > 0) this.counts.set(key, count);
-    else this.counts.delete(key);
-  }
-}

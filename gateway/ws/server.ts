@@ -13,7 +13,8 @@ import type { RateLimit } from '../rate-limit.ts';
 import type { Send } from '../routes/bus-call.ts';
 import { CLOSE, Connection } from './connection.ts';
 import { Feeds } from './feeds.ts';
-import { ConnectionCounts, WS_PROTOCOL, type WsLimits } from './limits.ts';
+import { Counts } from '../counts.ts';
+import { WS_PROTOCOL, type WsLimits } from './limits.ts';
 
 const WS_PATH = '/ws/v1';
 
@@ -33,8 +34,8 @@ export interface WebSocketDeps {
 export function attachWebSocket(server: Server, deps: WebSocketDeps): { close(): Promise<void> } {
   const { limits, log } = deps;
   const feeds = new Feeds(deps.nc, log);
-  const users = new ConnectionCounts(limits.connectionsPerUser);
-  const anonymous = new ConnectionCounts(limits.unauthenticatedPerAddress);
+  const users = new Counts(limits.connectionsPerUser);
+  const anonymous = new Counts(limits.unauthenticatedPerAddress);
   const connections = new Set<Connection>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_PROTOCOL.maxMessageBytes });
   if (deps.registry) {

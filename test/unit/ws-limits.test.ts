@@ -1,7 +1,8 @@
 // Per-connection message rate, per-user connection counts, and subscription keys.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { ConnectionCounts, MessageRate } from '../../gateway/ws/limits.ts';
+import { Counts } from '../../gateway/counts.ts';
+import { MessageRate } from '../../gateway/ws/limits.ts';
 import { eventFrame, parseKey } from '../../gateway/ws/protocol.ts';
 
 test('message rate: a minute of allowance at once, then refilled over time', () => {
@@ -19,7 +20,7 @@ test('message rate: a minute of allowance at once, then refilled over time', () 
 });
 
 test('connections: counted per key, released on close', () => {
-  const users = new ConnectionCounts(2);
+  const users = new Counts(2);
   assert.ok(users.acquire('a'));
   assert.ok(users.acquire('a'));
   assert.not.ok(users.acquire('a'));
