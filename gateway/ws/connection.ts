@@ -46,7 +46,7 @@ export const CLOSE = {
   goingAway: 1001,
   unauthorized: 4401,
   idle: 4408,
-  /** Too many connections for the user, or failed authentications for the address. */
+  /** Too many connections for the user, failed authentications or sockets not signed in for the address. */
   tooManyRequests: 4429,
 } as const;
 

@@ -1,11 +1,11 @@
 // What one client may hold and do on the WebSocket API. Going over a limit answers 429 with
-// the API error body (or, before the handshake, an HTTP 429).
+// the API error body; an address's sockets not signed in make way for new ones (not-signed-in.ts).
 
 /** The operator's limits (configuration). */
 export interface WsLimits {
   subscriptionsPerConnection: number;
   connectionsPerUser: number;
-  /** Sockets from one address that have not authenticated yet. */
+  /** Sockets from one address that have not authenticated yet; past it the oldest is closed. */
   unauthenticatedPerAddress: number;
   /** A socket that has not authenticated this long after it opened is closed. */
   authTimeoutMs: number;

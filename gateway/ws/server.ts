@@ -15,6 +15,7 @@ import { CLOSE, Connection } from './connection.ts';
 import { Feeds } from './feeds.ts';
 import { Counts } from '../counts.ts';
 import { WS_PROTOCOL, type WsLimits } from './limits.ts';
+import { NotSignedIn } from './not-signed-in.ts';
 
 const WS_PATH = '/ws/v1';
 
@@ -35,7 +36,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
   const { limits, log } = deps;
   const feeds = new Feeds(deps.nc, log);
   const users = new Counts(limits.connectionsPerUser);
-  const anonymous = new Counts(limits.unauthenticatedPerAddress);
+  const anonymous = new NotSignedIn(limits.unauthenticatedPerAddress);
   const connections = new Set<Connection>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_PROTOCOL.maxMessageBytes });
   if (deps.registry) {
@@ -58,17 +59,13 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
     const path = (request.url ?? '').split('?')[0];
     if (path !== WS_PATH) return refuse(socket, '404 Not Found');
     const address = deps.addresses.of(request);
-    if (!anonymous.acquire(address)) return refuse(socket, '429 Too Many Requests');
-    let released = false;
-    const releaseAnonymous = () => {
-      if (released) return;
-      released = true;
-      anonymous.release(address);
-    };
+    let evict = (): void => void socket.destroy();
+    const releaseAnonymous = anonymous.admit(address, () => evict());
     // A handshake that never completes (the client went) must give its place back too.
     socket.once('close', releaseAnonymous);
     wss.handleUpgrade(request, socket, head, (ws) => {
       const connection = new Connection(ws, { authenticator: deps.authenticator, send: deps.send, feeds, users, limits, log, address, authFailures: deps.authFailures, releaseAnonymous });
+      evict = () => connection.close(CLOSE.tooManyRequests, 'too many sockets not signed in from this address');
       connections.add(connection);
       ws.once('close', () => connections.delete(connection));
     });
