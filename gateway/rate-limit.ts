@@ -36,13 +36,6 @@ export class RateLimit {
     }
   }
 
-  /** The key's budget without spending any: refused when nothing is left. */
-  async peek(key: string): Promise<Budget> {
-    const state = await this.limiter.get(key);
-    if (!state) return { allowed: true, limit: this.limit, remaining: this.limit, resetSeconds: 0, windowSeconds: this.windowSeconds };
-    return this.budget(state, state.remainingPoints > 0);
-  }
-
   private budget(state: RateLimiterRes, allowed: boolean): Budget {
     return {
       allowed,
