@@ -73,13 +73,29 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     bodyLimitBytes: read.number('BODY_LIMIT_BYTES', 1024 * 1024, 1),
     authTokensFile: read.optionalText('AUTH_TOKENS_FILE'),
     authJwtSecret: read.optionalText('AUTH_JWT_SECRET'),
+    // Checked in every JWT when set: its `aud` must include this, its `iss` must be this.
+    jwtAudience: read.optionalText('JWT_AUDIENCE'),
+    jwtIssuer: read.optionalText('JWT_ISSUER'),
+    // Proxies (addresses or CIDR blocks, comma-separated) whose X-Forwarded-For names the client;
+    // none by default: the TCP peer is the client (gateway/client-address.ts).
+    trustedProxies: read.text('TRUSTED_PROXIES', '').split(',').map((entry) => entry.trim()).filter(Boolean),
     requestTimeoutMs: read.number('BUS_REQUEST_TIMEOUT_MS', 5000, 1),
     // REST budgets, per gateway process: requests per user per window; failed authentications per client address per minute.
     rateLimitRequests: read.number('RATE_LIMIT_REQUESTS', 1000, 1),
     rateLimitWindowSeconds: read.number('RATE_LIMIT_WINDOW_SECONDS', 10, 1),
     authFailuresPerMinute: read.number('AUTH_FAILURES_PER_MINUTE', 60, 1),
+    // Per user and gateway process (gateway/user-budgets.ts): what one user's burst may take of
+    // what all share. Ordinary use fits: the dashboard has at most 5 requests of a tab in flight;
+    // a fleet of cameras starts at once; the events benchmark's target is 20,000 events/s.
+    requestsInFlightPerUser: read.wholeNumber('REQUESTS_IN_FLIGHT_PER_USER', 16, 1),
+    sessionCreatesPerMinute: read.wholeNumber('SESSION_CREATES_PER_MINUTE', 60, 1),
+    sessionDeletesPerMinute: read.wholeNumber('SESSION_DELETES_PER_MINUTE', 30, 1),
+    eventsPerSecond: read.wholeNumber('EVENTS_PER_SECOND', 25_000, 1),
+    eventBytesPerSecond: read.wholeNumber('EVENT_BYTES_PER_SECOND', 2 * 1024 * 1024, 1),
     wsConnectionsPerUser: read.number('WS_CONNECTIONS_PER_USER', 20, 1),
     wsUnauthenticatedPerAddress: read.number('WS_UNAUTHENTICATED_PER_ADDRESS', 10, 1),
+    // A socket that has not authenticated this long after opening is closed (the dashboard's takes milliseconds).
+    wsAuthTimeoutSeconds: read.number('WS_AUTH_TIMEOUT_SECONDS', 5, 0.1),
     wsIdleSeconds: read.number('WS_IDLE_SECONDS', 65, 1),
     wsSubscriptionsPerConnection: read.number('WS_SUBSCRIPTIONS_PER_CONNECTION', 50, 1),
     wsMessagesPerMinute: read.number('WS_MESSAGES_PER_MINUTE', 600, 1),

@@ -3,8 +3,11 @@ import Koa from 'koa';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../bus/log.ts';
 import type { Authenticator } from './auth/authenticator.ts';
+import type { ClientAddresses } from './client-address.ts';
+import { apiHeaders } from './middleware/api-headers.ts';
 import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
+import { inFlight } from './middleware/in-flight.ts';
 import { httpMetrics } from './middleware/http-metrics.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { messageFraming } from './middleware/message-framing.ts';
@@ -17,11 +20,15 @@ import { eventRoutes } from './routes/events.ts';
 import { resultRoutes } from './routes/results.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { dashboard } from './static.ts';
+import type { UserBudgets } from './user-budgets.ts';
 
 export interface AppOptions {
   send: Send;
   authenticator: Authenticator;
+  /** Who a request comes from, for the budget of failed authentications. */
+  addresses: ClientAddresses;
   limits: RequestLimits;
+  budgets: UserBudgets;
   log: Logger;
   bodyLimitBytes: number;
   /** Served at GET /v1/openapi.json. */
@@ -33,6 +40,7 @@ export interface AppOptions {
 export function createApp(options: AppOptions): Koa {
   const app = new Koa();
   app.silent = true;
+  app.use(apiHeaders);
   if (options.registry) app.use(httpMetrics(options.registry));
   app.use(requestLog(options.log));
   // Outside `errors`: it reads what a refused request left unread before its answer goes.
@@ -44,9 +52,11 @@ export function createApp(options: AppOptions): Koa {
   app.use(openApi.routes());
   app.use(openApi.allowedMethods({ throw: true }));
   app.use(dashboard());
-  app.use(auth(options.authenticator, options.limits));
+  app.use(auth(options.authenticator, options.limits, options.addresses));
+  app.use(inFlight(options.budgets.inFlight));
   app.use(jsonBody(options.bodyLimitBytes));
-  for (const router of [sessionRoutes(options.send), resultRoutes(options.send), eventRoutes(options.send)]) {
+  const { send, budgets } = options;
+  for (const router of [sessionRoutes(send, budgets), resultRoutes(send), eventRoutes(send, budgets)]) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true }));
   }

@@ -7,10 +7,12 @@ import { logUnhandled, stopOnSignal } from '../bus/process-lifecycle.ts';
 import { busRequestMetrics } from '../bus/request-metrics.ts';
 import { createApp } from './app.ts';
 import { Authenticator } from './auth/authenticator.ts';
+import { ClientAddresses } from './client-address.ts';
 import { createHttpServer } from './http-server.ts';
 import { openApiDocument } from './openapi/document.ts';
 import { RateLimit } from './rate-limit.ts';
 import { busSender } from './routes/bus-call.ts';
+import { userBudgets } from './user-budgets.ts';
 import { attachWebSocket } from './ws/server.ts';
 
 const config = readConfig();
@@ -18,13 +20,21 @@ const log = createLog(config);
 logUnhandled(log, 'gateway');
 const registry = createRegistry();
 const metrics = await MetricsServer.start(registry, config, log);
-const authenticator = new Authenticator({ tokensFile: config.authTokensFile, jwtSecret: config.authJwtSecret });
+const authenticator = new Authenticator({
+  tokensFile: config.authTokensFile,
+  jwtSecret: config.authJwtSecret,
+  jwtAudience: config.jwtAudience,
+  jwtIssuer: config.jwtIssuer,
+});
+const addresses = new ClientAddresses(config.trustedProxies);
 const nc = await connectBus(`gateway ${config.hostId}`, config.natsUrl, log);
 const send = busSender(nc, config.requestTimeoutMs, busRequestMetrics(registry));
 const authFailures = new RateLimit(config.authFailuresPerMinute, 60);
 const app = createApp({
   send,
   authenticator,
+  addresses,
+  budgets: userBudgets(config),
   limits: { perUser: new RateLimit(config.rateLimitRequests, config.rateLimitWindowSeconds), authFailuresPerAddress: authFailures },
   log: log.child({ component: 'gateway' }),
   bodyLimitBytes: config.bodyLimitBytes,
@@ -38,10 +48,12 @@ const webSocket = attachWebSocket(server, {
   send,
   log: log.child({ component: 'ws' }),
   authFailures,
+  addresses,
   registry,
   limits: {
     connectionsPerUser: config.wsConnectionsPerUser,
     unauthenticatedPerAddress: config.wsUnauthenticatedPerAddress,
+    authTimeoutMs: config.wsAuthTimeoutSeconds * 1000,
     idleMs: config.wsIdleSeconds * 1000,
     subscriptionsPerConnection: config.wsSubscriptionsPerConnection,
     messagesPerMinute: config.wsMessagesPerMinute,

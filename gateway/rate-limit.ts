@@ -22,21 +22,18 @@ export class RateLimit {
     this.limiter = new RateLimiterMemory({ points: limit, duration: windowSeconds });
   }
 
-  /** Spends one request of the key's budget; refused (and still counted) past the limit. */
-  async take(key: string): Promise<Budget> {
+  /**
+   * Spends `points` of the key's budget (one request, a batch's events or bytes); refused (and
+   * still counted) past the limit. More than a whole window's worth spends the whole window
+   * rather than never passing.
+   */
+  async take(key: string, points = 1): Promise<Budget> {
     try {
-      return this.budget(await this.limiter.consume(key), true);
+      return this.budget(await this.limiter.consume(key, Math.min(points, this.limit)), true);
     } catch (refusal) {
       if (refusal instanceof RateLimiterRes) return this.budget(refusal, false);
       throw refusal;
     }
-  }
-
-  /** The key's budget without spending any: refused when nothing is left. */
-  async peek(key: string): Promise<Budget> {
-    const state = await this.limiter.get(key);
-    if (!state) return { allowed: true, limit: this.limit, remaining: this.limit, resetSeconds: 0, windowSeconds: this.windowSeconds };
-    return this.budget(state, state.remainingPoints > 0);
   }
 
   private budget(state: RateLimiterRes, allowed: boolean): Budget {

@@ -1,6 +1,8 @@
 // Who is calling. A bearer token is either an entry of the tokens file (opaque tokens, handy
 // for services and development) or an HS256 JWT whose `sub` is the user and whose `product`
-// claim names the product. Both can be configured at once.
+// claim names the product. Both can be configured at once. A JWT must say when it expires (a
+// leaked one must not work for ever), and names the audience and issuer when they are
+// configured (a token minted for another service with the same secret must not work here).
 import { readFileSync } from 'node:fs';
 import { jwtVerify } from 'jose';
 import type { Caller } from '../../bus/contracts/session.ts';
@@ -11,11 +13,30 @@ interface TokenEntry {
   product: string;
 }
 
+/** A valid token's caller, and when the token stops being valid (never, for a tokens-file entry). */
+export interface Identity {
+  caller: Caller;
+  /** Unix ms. */
+  expiresAt?: number;
+}
+
+export interface AuthenticatorOptions {
+  tokensFile?: string;
+  jwtSecret?: string;
+  jwtAudience?: string;
+  jwtIssuer?: string;
+}
+
 export class Authenticator {
   private readonly tokens = new Map<string, Caller>();
   private readonly jwtKey?: Uint8Array;
+  private readonly jwtClaims: { audience?: string; issuer?: string };
 
-  constructor(options: { tokensFile?: string; jwtSecret?: string }) {
+  constructor(options: AuthenticatorOptions) {
+    this.jwtClaims = {
+      ...(options.jwtAudience ? { audience: options.jwtAudience } : {}),
+      ...(options.jwtIssuer ? { issuer: options.jwtIssuer } : {}),
+    };
     if (options.tokensFile) {
       for (const entry of readTokens(options.tokensFile)) {
         this.tokens.set(entry.token, { user: entry.user, product: entry.product });
@@ -27,16 +48,16 @@ export class Authenticator {
     }
   }
 
-  /** The caller a token stands for, or undefined when it is not valid. */
-  async authenticate(token: string): Promise<Caller | undefined> {
+  /** Who a token stands for, or undefined when it is not valid. */
+  async authenticate(token: string): Promise<Identity | undefined> {
     const known = this.tokens.get(token);
-    if (known) return known;
+    if (known) return { caller: known };
     if (!this.jwtKey || token.split('.').length !== 3) return undefined;
     try {
-      const { payload } = await jwtVerify(token, this.jwtKey, { algorithms: ['HS256'] });
+      const { payload } = await jwtVerify(token, this.jwtKey, { algorithms: ['HS256'], requiredClaims: ['exp'], ...this.jwtClaims });
       if (typeof payload.sub !== 'string' || !payload.sub) return undefined;
       const product = typeof payload.product === 'string' && payload.product ? payload.product : 'default';
-      return { user: payload.sub, product };
+      return { caller: { user: payload.sub, product }, expiresAt: (payload.exp as number) * 1000 };
     } catch {
       return undefined;
     }

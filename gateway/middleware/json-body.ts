@@ -1,5 +1,6 @@
 // Request bodies are JSON only and at most the configured size (413 beyond). The parsed body
-// goes into ctx.state.body; a request without a body leaves it undefined.
+// goes into ctx.state.body, its size in bytes into ctx.state.bodyBytes; a request without a
+// body leaves them undefined.
 import type { Context, Next } from 'koa';
 import getRawBody from 'raw-body';
 import { ServiceError, badRequest } from '../../bus/errors.ts';
@@ -23,6 +24,7 @@ export function jsonBody(limitBytes: number) {
     }
     try {
       ctx.state.body = JSON.parse(text);
+      ctx.state.bodyBytes = Buffer.byteLength(text);
     } catch (error) {
       throw badRequest('invalid_json', `the body is not valid JSON: ${(error as Error).message}`);
     }

@@ -46,7 +46,7 @@ export const documentedRoutes: DocumentedRoute[] = [
     success: { status: 201, description: 'the created session', schema: operations['sessions.create'].reply },
     errors: {
       400: 'a stream URI that is not rtmp, rtmps or rtsp, or whose host is not allowed; an Idempotency-Key reused with a different body',
-      429: 'the user holds the most active sessions allowed (`quota_exceeded`)',
+      429: 'the user holds the most active sessions allowed (`quota_exceeded`), or created the most sessions allowed per minute (`rate_limited`)',
       503: 'no host has capacity (`overloaded`), or a request with the same Idempotency-Key is still running; nothing was created',
     },
   },
@@ -132,7 +132,7 @@ export const documentedRoutes: DocumentedRoute[] = [
     errors: {
       400: 'the session is not active; a source name already in use; events from several sources, or data that does not fit the source format',
       404: `${NOT_FOUND}; or the source does not exist`,
-      429: 'the session has the most sources allowed (`quota_exceeded`)',
+      429: 'the session has the most sources allowed (`quota_exceeded`), or the user sent the most events or bytes of events allowed per second (`rate_limited`)',
     },
   },
   {
@@ -143,6 +143,7 @@ export const documentedRoutes: DocumentedRoute[] = [
     errors: {
       400: 'the session is not active; data that does not fit the source format',
       404: `${NOT_FOUND}; or the source does not exist`,
+      429: 'the user sent the most events or bytes of events allowed per second (`rate_limited`)',
     },
   },
   {

@@ -11,6 +11,9 @@ import {
 } from '../../bus/contracts/events.ts';
 import { badRequest } from '../../bus/errors.ts';
 import { parse } from '../../bus/validate.ts';
+import type { Context } from 'koa';
+import { spend } from '../middleware/refuse.ts';
+import type { UserBudgets } from '../user-budgets.ts';
 import { callerOf, type Send } from './bus-call.ts';
 
 export const EventBatch = Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST });
@@ -24,7 +27,13 @@ const isRegistration = (body: unknown) =>
   typeof body === 'object' && body !== null && !Array.isArray(body) &&
   ('name' in body || 'format' in body) && !('time' in body) && !('data' in body);
 
-export function eventRoutes(send: Send): Router {
+/** A batch's events, and its body's bytes, spent from the user's budgets per second. */
+async function spendEvents(ctx: Context, budgets: UserBudgets, count: number): Promise<void> {
+  await spend(ctx, budgets.events, 'events per second', count);
+  await spend(ctx, budgets.eventBytes, 'bytes of events per second', ctx.state.bodyBytes as number);
+}
+
+export function eventRoutes(send: Send, budgets: UserBudgets): Router {
   const router = new Router({ prefix: '/v1/sessions/:sessionId/events' });
 
   router.post('/', async (ctx) => {
@@ -42,6 +51,7 @@ export function eventRoutes(send: Send): Router {
           { field: `body.${mixed}.source`, message: 'must be the same source as the first event' },
         ]);
       }
+      await spendEvents(ctx, budgets, events.length);
       ctx.body = await send('events.add', {
         caller,
         session,
@@ -55,6 +65,7 @@ export function eventRoutes(send: Send): Router {
   router.post('/:sourceId', async (ctx) => {
     const body: unknown = ctx.state.body;
     const events = Array.isArray(body) ? parse(EventBatch, body, 'body') : [parse(EventInput, body, 'body')];
+    await spendEvents(ctx, budgets, events.length);
     ctx.body = await send('events.add', {
       caller: callerOf(ctx),
       session: ctx.params.sessionId ?? '',

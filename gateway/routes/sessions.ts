@@ -11,15 +11,18 @@ import {
 import { badRequest } from '../../bus/errors.ts';
 import { parseStreamUri } from '../../bus/stream-uri.ts';
 import { parse } from '../../bus/validate.ts';
+import { spend } from '../middleware/refuse.ts';
+import type { UserBudgets } from '../user-budgets.ts';
 import { callerOf, type Send } from './bus-call.ts';
 
-export function sessionRoutes(send: Send): Router {
+export function sessionRoutes(send: Send, budgets: UserBudgets): Router {
   const router = new Router({ prefix: '/v1/sessions' });
 
   router.post('/', async (ctx) => {
     const body = parse(CreateSessionBody, ctx.state.body, 'body');
     parseStreamUri(body.streamUri);
     const idempotencyKey = idempotencyKeyOf(ctx);
+    await spend(ctx, budgets.creates, 'session creates per minute');
     ctx.body = await send('sessions.create', { caller: callerOf(ctx), body, ...(idempotencyKey ? { idempotencyKey } : {}) });
     ctx.status = 201;
   });
@@ -51,6 +54,7 @@ export function sessionRoutes(send: Send): Router {
   });
 
   router.delete('/:sessionId', async (ctx) => {
+    await spend(ctx, budgets.deletes, 'session deletes per minute');
     await send('sessions.delete', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '' });
     ctx.status = 204;
   });

@@ -10,7 +10,8 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import type { RateLimit } from '../rate-limit.ts';
 import type { Send } from '../routes/bus-call.ts';
 import type { Feeds } from './feeds.ts';
-import { MessageRate, WS_PROTOCOL, type ConnectionCounts, type WsLimits } from './limits.ts';
+import type { Counts } from '../counts.ts';
+import { MessageRate, WS_PROTOCOL, type WsLimits } from './limits.ts';
 import {
   AuthBody,
   BARE_KEY_CHANNEL,
@@ -28,10 +29,10 @@ export interface ConnectionDeps {
   authenticator: Authenticator;
   send: Send;
   feeds: Feeds;
-  users: ConnectionCounts;
+  users: Counts;
   limits: WsLimits;
   log: Logger;
-  /** The client's address, and the budget of failed authentications per address the REST API spends too. */
+  /** The client's address (client-address.ts), and the budget of failed authentications per address the REST API spends too. */
   address: string;
   authFailures: RateLimit;
   /** Frees the socket's place among its address's unauthenticated ones: once, when it authenticates or goes. */
@@ -45,9 +46,11 @@ export const CLOSE = {
   goingAway: 1001,
   unauthorized: 4401,
   idle: 4408,
-  /** Too many connections for the user, or failed authentications for the address. */
+  /** Too many connections for the user, failed authentications or sockets not signed in for the address. */
   tooManyRequests: 4429,
 } as const;
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class Connection {
   private caller?: Caller;
@@ -57,6 +60,9 @@ export class Connection {
   private pendingSubscriptions = 0;
   private readonly rate: MessageRate;
   private readonly idle: NodeJS.Timeout;
+  /** Closes a socket that has not authenticated in time: idle ones must not hold an address's places. */
+  private readonly authDeadline: NodeJS.Timeout;
+  private expiry?: NodeJS.Timeout;
   private closed = false;
 
   constructor(
@@ -65,6 +71,7 @@ export class Connection {
   ) {
     this.rate = new MessageRate(deps.limits.messagesPerMinute);
     this.idle = setTimeout(() => this.close(CLOSE.idle, 'no message for too long'), deps.limits.idleMs);
+    this.authDeadline = setTimeout(() => this.close(CLOSE.idle, 'no authentication in time'), deps.limits.authTimeoutMs);
     socket.on('message', (data) => this.onMessage(data.toString()));
     socket.on('close', () => this.release());
     socket.on('error', (error) => deps.log.debug({ err: error }, 'socket error'));
@@ -100,17 +107,14 @@ export class Connection {
 
   private async authenticate(message: unknown): Promise<boolean> {
     const { authFailures, address } = this.deps;
-    const tooMany = (resetSeconds: number) => {
-      this.reply(errorReply(asObject(message), 429, 'rate_limited', `too many failed authentications from this address; retry in ${Math.max(1, resetSeconds)} s`));
-      this.close(CLOSE.tooManyRequests, 'too many failed authentications');
-      return false;
-    };
-    // As on REST, an address past its failures is refused before its token is looked at.
-    const failures = await authFailures.peek(address);
-    if (!failures.allowed) return tooMany(failures.resetSeconds);
+    // As on REST, only failures are counted and refused: a valid token passes from any address.
     const refuse = async (text: string) => {
       const failed = await authFailures.take(address);
-      if (!failed.allowed) return tooMany(failed.resetSeconds);
+      if (!failed.allowed) {
+        this.reply(errorReply(asObject(message), 429, 'rate_limited', `too many failed authentications from this address; retry in ${Math.max(1, failed.resetSeconds)} s`));
+        this.close(CLOSE.tooManyRequests, 'too many failed authentications');
+        return false;
+      }
       this.reply(errorReply(asObject(message), 401, 'unauthorized', text));
       this.close(CLOSE.unauthorized, 'unauthorized');
       return false;
@@ -123,18 +127,29 @@ export class Connection {
     } catch {
       return refuse('body.token: a token is required');
     }
-    const caller = await this.deps.authenticator.authenticate(token);
-    if (!caller) return refuse('the token is not valid');
+    const identity = await this.deps.authenticator.authenticate(token);
+    if (!identity) return refuse('the token is not valid');
     if (this.closed) return false;
+    const { caller } = identity;
     if (!this.deps.users.acquire(caller.user)) {
       this.reply(errorReply(request, 429, 'too_many_connections', `at most ${this.deps.limits.connectionsPerUser} connections per user`));
       this.close(CLOSE.tooManyRequests, 'too many connections');
       return false;
     }
     this.caller = caller;
+    clearTimeout(this.authDeadline);
     this.deps.releaseAnonymous();
+    if (identity.expiresAt !== undefined) this.closeAt(identity.expiresAt);
     this.reply(JSON.stringify({ id: request.id ?? null, path: PATHS.auth, status: 200, body: { user: caller.user, product: caller.product } }));
     return true;
+  }
+
+  /** A socket signed in with a token that expires is signed out (closed) when it does. */
+  private closeAt(expiresAt: number): void {
+    const left = expiresAt - Date.now();
+    if (left <= 0) return this.close(CLOSE.unauthorized, 'token expired');
+    // Timers hold at most 2^31-1 ms (24.8 days): a later expiry is waited for in steps.
+    this.expiry = setTimeout(() => this.closeAt(expiresAt), Math.min(left, MAX_TIMER_MS));
   }
 
   private async handle(message: unknown): Promise<void> {
@@ -235,6 +250,8 @@ export class Connection {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.idle);
+    clearTimeout(this.authDeadline);
+    clearTimeout(this.expiry);
     for (const leave of this.subscriptions.values()) leave();
     this.subscriptions.clear();
     if (this.caller) this.deps.users.release(this.caller.user);

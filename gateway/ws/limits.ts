@@ -1,12 +1,14 @@
 // What one client may hold and do on the WebSocket API. Going over a limit answers 429 with
-// the API error body (or, before the handshake, an HTTP 429).
+// the API error body; an address's sockets not signed in make way for new ones (not-signed-in.ts).
 
 /** The operator's limits (configuration). */
 export interface WsLimits {
   subscriptionsPerConnection: number;
   connectionsPerUser: number;
-  /** Sockets from one address that have not authenticated yet. */
+  /** Sockets from one address that have not authenticated yet; past it the oldest is closed. */
   unauthenticatedPerAddress: number;
+  /** A socket that has not authenticated this long after it opened is closed. */
+  authTimeoutMs: number;
   messagesPerMinute: number;
   /** Silence from the client for this long closes the socket. */
   idleMs: number;
@@ -40,26 +42,5 @@ export class MessageRate {
     if (this.tokens < 1) return false;
     this.tokens -= 1;
     return true;
-  }
-}
-
-/** Open connections per key (a user, a client address), in this gateway. */
-export class ConnectionCounts {
-  private readonly counts = new Map<string, number>();
-
-  constructor(private readonly limit: number) {}
-
-  /** Counts one more connection for the key; false (and nothing counted) when at the limit. */
-  acquire(key: string): boolean {
-    const count = this.counts.get(key) ?? 0;
-    if (count >= this.limit) return false;
-    this.counts.set(key, count + 1);
-    return true;
-  }
-
-  release(key: string): void {
-    const count = (this.counts.get(key) ?? 0) - 1;
-    if (count > 0) this.counts.set(key, count);
-    else this.counts.delete(key);
   }
 }

@@ -8,11 +8,14 @@ import { Gauge, type Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import type { Logger } from '../../bus/log.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { ClientAddresses } from '../client-address.ts';
 import type { RateLimit } from '../rate-limit.ts';
 import type { Send } from '../routes/bus-call.ts';
 import { CLOSE, Connection } from './connection.ts';
 import { Feeds } from './feeds.ts';
-import { ConnectionCounts, WS_PROTOCOL, type WsLimits } from './limits.ts';
+import { Counts } from '../counts.ts';
+import { WS_PROTOCOL, type WsLimits } from './limits.ts';
+import { NotSignedIn } from './not-signed-in.ts';
 
 const WS_PATH = '/ws/v1';
 
@@ -24,6 +27,7 @@ export interface WebSocketDeps {
   limits: WsLimits;
   /** Failed authentications per client address, shared with the REST API. */
   authFailures: RateLimit;
+  addresses: ClientAddresses;
   /** Where open connections are counted (the gateway's /metrics). */
   registry?: Registry;
 }
@@ -31,8 +35,8 @@ export interface WebSocketDeps {
 export function attachWebSocket(server: Server, deps: WebSocketDeps): { close(): Promise<void> } {
   const { limits, log } = deps;
   const feeds = new Feeds(deps.nc, log);
-  const users = new ConnectionCounts(limits.connectionsPerUser);
-  const anonymous = new ConnectionCounts(limits.unauthenticatedPerAddress);
+  const users = new Counts(limits.connectionsPerUser);
+  const anonymous = new NotSignedIn(limits.unauthenticatedPerAddress);
   const connections = new Set<Connection>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_PROTOCOL.maxMessageBytes });
   if (deps.registry) {
@@ -54,18 +58,14 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
     socket.on('error', (error) => log.debug({ err: error }, 'websocket upgrade socket error'));
     const path = (request.url ?? '').split('?')[0];
     if (path !== WS_PATH) return refuse(socket, '404 Not Found');
-    const address = request.socket.remoteAddress ?? 'unknown';
-    if (!anonymous.acquire(address)) return refuse(socket, '429 Too Many Requests');
-    let released = false;
-    const releaseAnonymous = () => {
-      if (released) return;
-      released = true;
-      anonymous.release(address);
-    };
+    const address = deps.addresses.of(request);
+    let evict = (): void => void socket.destroy();
+    const releaseAnonymous = anonymous.admit(address, () => evict());
     // A handshake that never completes (the client went) must give its place back too.
     socket.once('close', releaseAnonymous);
     wss.handleUpgrade(request, socket, head, (ws) => {
       const connection = new Connection(ws, { authenticator: deps.authenticator, send: deps.send, feeds, users, limits, log, address, authFailures: deps.authFailures, releaseAnonymous });
+      evict = () => connection.close(CLOSE.tooManyRequests, 'too many sockets not signed in from this address');
       connections.add(connection);
       ws.once('close', () => connections.delete(connection));
     });

@@ -37,7 +37,7 @@ const STREAM = 'rtmp://127.0.0.1:9/live/bench';
 const dir = join(config.varDir, 'bench', `list-${process.pid}`);
 
 const tokenFor = (user: string) =>
-  new SignJWT({ product: 'bench' }).setProtectedHeader({ alg: 'HS256' }).setSubject(user)
+  new SignJWT({ product: 'bench' }).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setExpirationTime('1d')
     .sign(new TextEncoder().encode(JWT_SECRET));
 
 interface Case {

@@ -33,6 +33,7 @@ async function serve(port: number, tokensFile: string, connectionsPerUser: numbe
   const { busSender } = await import('../../gateway/routes/bus-call.ts');
   const { attachWebSocket } = await import('../../gateway/ws/server.ts');
   const { RateLimit } = await import('../../gateway/rate-limit.ts');
+  const { ClientAddresses } = await import('../../gateway/client-address.ts');
   const nc = await connectBus('ws-fanout bench server', config.natsUrl, log);
   const server = createServer((_, response) => response.writeHead(404).end());
   attachWebSocket(server, {
@@ -41,7 +42,8 @@ async function serve(port: number, tokensFile: string, connectionsPerUser: numbe
     send: busSender(nc, config.requestTimeoutMs),
     log: log.child({ component: 'ws' }),
     authFailures: new RateLimit(60, 60),
-    limits: { connectionsPerUser, subscriptionsPerConnection: 50, unauthenticatedPerAddress: connectionsPerUser, messagesPerMinute: 600, idleMs: 65_000 },
+    limits: { connectionsPerUser, subscriptionsPerConnection: 50, unauthenticatedPerAddress: connectionsPerUser, messagesPerMinute: 600, idleMs: 65_000, authTimeoutMs: 30_000 },
+    addresses: new ClientAddresses([]),
   });
   server.listen(port, '127.0.0.1');
   process.once('SIGTERM', () => process.exit(0));

@@ -169,6 +169,27 @@ test('a create retried with the same Idempotency-Key returns the first session',
   await stopAll(services.users.bob.token);
 });
 
+test('every API answer, errors and the OpenAPI document included, is nosniff and no-store', async () => {
+  const { body: session } = await services.api('POST', '/v1/sessions', { body: { name: 'headers', streamUri: STREAM } });
+  const answers = {
+    list: await services.api('GET', '/v1/sessions?limit=1'),
+    session: await services.api('GET', `/v1/sessions/${session._id}`),
+    missing: await services.api('GET', `/v1/sessions/${'0'.repeat(24)}`),
+    noRoute: await services.api('GET', '/v1/nothing-here'),
+    invalid: await services.api('GET', '/v1/sessions?limit=-1'),
+    unauthorized: await services.api('GET', '/v1/sessions', { token: '' }),
+    wrongMethod: await services.api('PUT', '/v1/sessions'),
+    openApi: await services.api('GET', '/v1/openapi.json', { token: '' }),
+    stopped: await services.api('POST', `/v1/sessions/${session._id}/stop`),
+  };
+  const statuses = Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, answer.status]));
+  assert.equal(statuses, { list: 200, session: 200, missing: 404, noRoute: 404, invalid: 400, unauthorized: 401, wrongMethod: 405, openApi: 200, stopped: 200 });
+  for (const [name, answer] of Object.entries(answers)) {
+    assert.is(answer.headers.get('x-content-type-options'), 'nosniff', name);
+    assert.is(answer.headers.get('cache-control'), 'no-store', name);
+  }
+});
+
 test('a request naming a transfer coding other than chunked is refused before it acts, its trailing bytes with it', async () => {
   const created = await services.api('POST', '/v1/sessions', { body: { name: 'framing', streamUri: STREAM } });
   assert.is(created.status, 201);

@@ -17,6 +17,8 @@ import { readConfig } from '../../bus/config.ts';
 import { createLog } from '../../bus/log.ts';
 import { createApp } from '../../gateway/app.ts';
 import { Authenticator } from '../../gateway/auth/authenticator.ts';
+import { ClientAddresses } from '../../gateway/client-address.ts';
+import { userBudgets } from '../../gateway/user-budgets.ts';
 import { openApiDocument } from '../../gateway/openapi/document.ts';
 import { openApiPath } from '../../gateway/openapi/parameters.ts';
 import { RateLimit } from '../../gateway/rate-limit.ts';
@@ -179,6 +181,8 @@ test('the document lists exactly the routes the gateway registers', async () => 
     const app = createApp({
       send: busSender(nc, 1000),
       authenticator: new Authenticator({ jwtSecret: JWT_SECRET }),
+      addresses: new ClientAddresses([]),
+      budgets: userBudgets(config),
       limits: { perUser: new RateLimit(1, 1), authFailuresPerAddress: new RateLimit(1, 1) },
       log: createLog(config),
       bodyLimitBytes: 1,

@@ -1,12 +1,16 @@
 // The gateway's budgets against the running service: requests per user (RateLimit-* headers
 // on every answer, 429 with Retry-After past the limit, nothing reaching the bus), failed
-// authentications per client address, and unauthenticated WebSocket sockets per address.
+// authentications per client address (never refusing a valid token; behind a trusted proxy,
+// per forwarded client), unauthenticated WebSocket sockets per address and their time to sign
+// in, and JWTs (exp required, aud and iss checked, a socket closed when its token expires).
 // Other loopback addresses (127.0.0.2...) stand for other clients.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { SignJWT } from 'jose';
 import { readConfig } from '../../bus/config.ts';
 import { subjects } from '../../bus/subjects.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
@@ -19,6 +23,11 @@ const REQUESTS = 6;
 const WINDOW_SECONDS = 4;
 const AUTH_FAILURES = 5;
 const UNAUTHENTICATED_SOCKETS = 3;
+const AUTH_TIMEOUT_SECONDS = 3;
+const PROXY = '127.0.0.5';
+const JWT_SECRET = randomBytes(32).toString('hex');
+const JWT_AUDIENCE = 'emotion-stream-tests';
+const JWT_ISSUER = 'https://id.example';
 
 let services: Services;
 let nc: NatsConnection;
@@ -32,7 +41,7 @@ interface Answer {
 }
 
 /** One REST call from the given local address. */
-function call(method: string, path: string, options: { token?: string; body?: unknown; from?: string } = {}): Promise<Answer> {
+function call(method: string, path: string, options: { token?: string; body?: unknown; from?: string; forwardedFor?: string } = {}): Promise<Answer> {
   const url = new URL(path, services.baseUrl);
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   return new Promise((resolve, reject) => {
@@ -45,6 +54,7 @@ function call(method: string, path: string, options: { token?: string; body?: un
         localAddress: options.from ?? '127.0.0.1',
         headers: {
           ...(options.token === undefined ? {} : { Authorization: `Bearer ${options.token}` }),
+          ...(options.forwardedFor === undefined ? {} : { 'X-Forwarded-For': options.forwardedFor }),
           ...(body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }),
         },
       },
@@ -76,6 +86,11 @@ test.before(async () => {
       RATE_LIMIT_WINDOW_SECONDS: String(WINDOW_SECONDS),
       AUTH_FAILURES_PER_MINUTE: String(AUTH_FAILURES),
       WS_UNAUTHENTICATED_PER_ADDRESS: String(UNAUTHENTICATED_SOCKETS),
+      WS_AUTH_TIMEOUT_SECONDS: String(AUTH_TIMEOUT_SECONDS),
+      TRUSTED_PROXIES: PROXY,
+      AUTH_JWT_SECRET: JWT_SECRET,
+      JWT_AUDIENCE,
+      JWT_ISSUER,
     },
   });
   nc = await connect({ servers: config.natsUrl });
@@ -148,7 +163,7 @@ test('every answer carries the RateLimit headers; past the limit a 429 with Retr
   assert.is((await call('POST', `/v1/sessions/${created.body._id}/stop`, { token: alice })).status, 200);
 });
 
-test('failed authentications are limited per address, and a limited address is refused even with a good token', async () => {
+test('failed authentications are limited per address, and a limited address still lets a valid token in', async () => {
   const guesser = '127.0.0.2';
   for (let i = 1; i <= AUTH_FAILURES; i++) {
     const guess = await call('GET', '/v1/sessions', { token: `guess-${i}`, from: guesser });
@@ -163,43 +178,84 @@ test('failed authentications are limited per address, and a limited address is r
   assert.ok(Number(blocked.headers['retry-after']) >= 1);
   const noToken = await call('GET', '/v1/sessions', { from: guesser });
   assert.is(noToken.status, 429);
-  // A right guess is not told apart from a wrong one, on REST or on the WebSocket.
-  const right = await call('GET', '/v1/sessions', { token: services.users.alice.token, from: guesser });
-  assert.is(right.status, 429);
+  // Clients behind one address (a NAT) are not locked out by another's bad tokens: on REST...
+  const valid = await call('GET', '/v1/sessions', { token: services.users.alice.token, from: guesser });
+  assert.is(valid.status, 200);
+  assert.is(valid.headers['ratelimit-limit'], String(REQUESTS), 'counted against the user, not the address');
+  // ...and on the WebSocket, where a bad token from there is refused as on REST.
   const socket = await WsClient.open(`${services.baseUrl.replace('http', 'ws')}/ws/v1`, { localAddress: guesser });
   clients.push(socket);
-  const reply = await socket.request('auth:token', { token: services.users.alice.token });
+  const signedIn = await socket.request('auth:token', { token: services.users.bob.token });
+  assert.is(signedIn.status, 200, JSON.stringify(signedIn.body));
+  const guessing = await WsClient.open(`${services.baseUrl.replace('http', 'ws')}/ws/v1`, { localAddress: guesser });
+  clients.push(guessing);
+  const reply = await guessing.request('auth:token', { token: 'guess-on-ws' });
   assert.is(reply.status, 429);
   assert.is((reply.body as any).code, 'rate_limited');
-  assert.is((await socket.closed).code, 4429);
+  assert.is((await guessing.closed).code, 4429);
 
   // Other addresses are unaffected.
   assert.is((await call('GET', '/v1/sessions', { token: services.users.alice.token, from: '127.0.0.3' })).status, 200);
   assert.is((await call('GET', '/v1/sessions', { token: 'wrong', from: '127.0.0.3' })).status, 401);
 });
 
-test('unauthenticated WebSocket sockets are limited per address: past it the upgrade is answered 429', async () => {
+test('behind a trusted proxy each forwarded client has its own failure budget; anyone else\'s X-Forwarded-For is ignored', async () => {
+  const spend = async (from: string, forwardedFor: string) => {
+    for (let i = 0; i < AUTH_FAILURES; i++) assert.is((await call('GET', '/v1/sessions', { token: 'bad', from, forwardedFor })).status, 401);
+    return (await call('GET', '/v1/sessions', { token: 'bad', from, forwardedFor })).status;
+  };
+  assert.is(await spend(PROXY, '198.51.100.1'), 429);
+  // Another client through the same proxy, and the first one with a valid token.
+  assert.is((await call('GET', '/v1/sessions', { token: 'bad', from: PROXY, forwardedFor: '198.51.100.2' })).status, 401);
+  assert.is((await call('GET', '/v1/sessions', { token: services.users.alice.token, from: PROXY, forwardedFor: '198.51.100.1' })).status, 200);
+  // A client cannot choose its address by writing the header itself: the proxy's entry is the last.
+  assert.is((await call('GET', '/v1/sessions', { token: 'bad', from: PROXY, forwardedFor: '198.51.100.9, 198.51.100.1' })).status, 429);
+  // Not a trusted proxy: counted by its own address, whatever it forwards.
+  const untrusted = '127.0.0.6';
+  assert.is(await spend(untrusted, '198.51.100.3'), 429);
+  assert.is((await call('GET', '/v1/sessions', { token: 'bad', from: untrusted, forwardedFor: '198.51.100.4' })).status, 429);
+});
+
+const jwt = (claims: { exp?: number; aud?: string; iss?: string }, user = 'jwt-user') => {
+  const token = new SignJWT({ product: 'tests', ...claims }).setProtectedHeader({ alg: 'HS256' }).setSubject(user);
+  return token.sign(new TextEncoder().encode(JWT_SECRET));
+};
+
+test('a JWT needs exp and the configured audience and issuer; a socket is closed when its token expires', async () => {
+  const inAMinute = Math.floor(Date.now() / 1000) + 60;
+  assert.is((await call('GET', '/v1/sessions', { token: await jwt({ exp: inAMinute, aud: JWT_AUDIENCE, iss: JWT_ISSUER }), from: '127.0.0.7' })).status, 200);
+  for (const claims of [{ aud: JWT_AUDIENCE, iss: JWT_ISSUER }, { exp: inAMinute, iss: JWT_ISSUER }, { exp: inAMinute, aud: JWT_AUDIENCE }, { exp: inAMinute, aud: 'other', iss: JWT_ISSUER }]) {
+    assert.is((await call('GET', '/v1/sessions', { token: await jwt(claims), from: '127.0.0.7' })).status, 401, JSON.stringify(claims));
+  }
+
+  const expiresAt = (Math.floor(Date.now() / 1000) + 3) * 1000;
+  const socket = await WsClient.connect(`${services.baseUrl.replace('http', 'ws')}/ws/v1`, await jwt({ exp: expiresAt / 1000, aud: JWT_AUDIENCE, iss: JWT_ISSUER }));
+  clients.push(socket);
+  assert.is((await socket.request('ping')).status, 200);
+  const closed = await socket.closed;
+  assert.is(closed.code, 4401);
+  assert.ok(Date.now() >= expiresAt - 20, 'not before the token expired');
+});
+
+test('unauthenticated WebSocket sockets are limited per address, the oldest making way, and closed if they do not sign in in time', async () => {
   const url = `${services.baseUrl.replace('http', 'ws')}/ws/v1`;
   const crowd = '127.0.0.4';
-  for (let i = 0; i < UNAUTHENTICATED_SOCKETS; i++) clients.push(await WsClient.open(url, { localAddress: crowd }));
-  const refused = await WsClient.open(url, { localAddress: crowd }).then(
-    (client) => {
-      clients.push(client);
-      return 'opened';
-    },
-    (error: Error) => error.message,
-  );
-  assert.match(refused, /429/);
-  // Another address may still open one, and authenticate.
+  const idle: WsClient[] = [];
+  for (let i = 0; i < UNAUTHENTICATED_SOCKETS; i++) idle.push(await WsClient.open(url, { localAddress: crowd }));
+  clients.push(...idle);
+  // Past the bound a new socket is let in and the address's oldest closed.
+  const latecomer = await WsClient.open(url, { localAddress: crowd });
+  clients.push(latecomer);
+  assert.is((await idle[0]!.closed).code, 4429);
+  // Another address is not touched, and may open one and authenticate.
   const other = await WsClient.connect(url, services.users.bob.token).catch((error: Error) => error.message);
   assert.ok(other instanceof WsClient, String(other));
   clients.push(other as WsClient);
-  // A socket that goes gives its place back.
-  const first = clients.find((client) => client.socket.readyState === client.socket.OPEN && client !== other)!;
-  first.close();
-  await first.closed;
-  await sleep(100);
-  clients.push(await WsClient.open(url, { localAddress: crowd }));
+  for (const socket of idle.slice(1)) assert.is(socket.socket.readyState, socket.socket.OPEN);
+
+  // Idle sockets are closed once their time to sign in is up.
+  for (const socket of [...idle.slice(1), latecomer]) assert.is((await socket.closed).code, 4408);
+  assert.is((other as WsClient).socket.readyState, (other as WsClient).socket.OPEN, 'a signed-in socket stays');
 });
 
 test.run();

@@ -10,6 +10,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { readConfig } from '../../bus/config.ts';
 import { createLog } from '../../bus/log.ts';
 import { Authenticator } from '../../gateway/auth/authenticator.ts';
+import { ClientAddresses } from '../../gateway/client-address.ts';
 import { RateLimit } from '../../gateway/rate-limit.ts';
 import { busSender } from '../../gateway/routes/bus-call.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
@@ -45,6 +46,7 @@ const LIMITS: WsLimits = {
   unauthenticatedPerAddress: 6,
   messagesPerMinute: 60,
   idleMs: 65_000,
+  authTimeoutMs: 2000,
 };
 
 test.before(async () => {
@@ -55,6 +57,7 @@ test.before(async () => {
       WS_CONNECTIONS_PER_USER: String(LIMITS.connectionsPerUser),
       WS_UNAUTHENTICATED_PER_ADDRESS: String(LIMITS.unauthenticatedPerAddress),
       WS_MESSAGES_PER_MINUTE: String(LIMITS.messagesPerMinute),
+      WS_AUTH_TIMEOUT_SECONDS: String(LIMITS.authTimeoutMs / 1000),
     },
   });
   wsUrl = `${services.baseUrl.replace('http', 'ws')}/ws/v1`;
@@ -202,18 +205,19 @@ test('limits answer 429 with the error body', async () => {
   for (const bob of bobs) bob.close();
 });
 
-test('sockets that never authenticate are limited per address; authenticating frees the place', async () => {
+test('sockets that never authenticate are limited per address: a new one closes the oldest; authenticating frees the place', async () => {
   const waiting: WsClient[] = [];
   for (let i = 0; i < LIMITS.unauthenticatedPerAddress; i++) waiting.push(await open());
-  const refused = await WsClient.open(wsUrl).then(
-    () => 'opened',
-    (error: Error) => error.message,
-  );
-  assert.match(refused, /429/);
-  assert.is((await waiting[0]!.request('auth:token', { token: services.users.alice.token })).status, 200);
-  await connectAs(services.users.alice.token);
-  for (const client of waiting) client.close();
-  await Promise.all(waiting.map((client) => client.closed));
+  const newcomer = await open();
+  assert.is((await waiting[0]!.closed).code, 4429);
+  // Idle sockets could not keep the newcomer from signing in.
+  assert.is((await newcomer.request('auth:token', { token: services.users.alice.token })).status, 200);
+  // Signed in, it holds no place among them: one more opens and every other stays.
+  const another = await open();
+  assert.is((await another.request('ping')).status, 401, 'the socket was let in');
+  for (const client of waiting.slice(1)) assert.is(client.socket.readyState, client.socket.OPEN);
+  for (const client of [...waiting, newcomer]) client.close();
+  await Promise.all([...waiting, newcomer, another].map((client) => client.closed));
 });
 
 test('upgrade requests reset by the client, on any path and at any stage, leave the gateway serving', async () => {
@@ -251,6 +255,7 @@ test('silence closes the socket; requests keep it open (short idle limit, in-pro
     send: busSender(nc, config.requestTimeoutMs),
     log: log.child({ component: 'ws-test' }),
     authFailures: new RateLimit(60, 60),
+    addresses: new ClientAddresses([]),
     limits: { ...LIMITS, idleMs: 600 },
   });
   const port = await freePort();

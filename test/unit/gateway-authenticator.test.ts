@@ -24,9 +24,10 @@ function tokensFile(content: unknown): string {
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const key = (secret: string) => new TextEncoder().encode(secret);
 
-function jwt(claims: Record<string, unknown>, options: { secret?: string; alg?: string; expires?: number | string } = {}) {
+/** Expires in an hour unless told otherwise; `expires: null` leaves `exp` out. */
+function jwt(claims: Record<string, unknown>, options: { secret?: string; alg?: string; expires?: number | string | null } = {}) {
   const builder = new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? 'HS256' }).setIssuedAt();
-  if (options.expires !== undefined) builder.setExpirationTime(options.expires);
+  if (options.expires !== null) builder.setExpirationTime(options.expires ?? '1h');
   return builder.sign(key(options.secret ?? SECRET));
 }
 
@@ -37,8 +38,8 @@ test('a tokens-file entry stands for its user and product', async () => {
     { token: 'tok-1', user: 'ann', product: 'p1' },
     { token: 'tok-2', user: 'ben', product: 'p2' },
   ]) });
-  assert.equal(await auth.authenticate('tok-1'), { user: 'ann', product: 'p1' });
-  assert.equal(await auth.authenticate('tok-2'), { user: 'ben', product: 'p2' });
+  assert.equal((await auth.authenticate('tok-1'))?.caller, { user: 'ann', product: 'p1' });
+  assert.equal((await auth.authenticate('tok-2'))?.caller, { user: 'ben', product: 'p2' });
   assert.is(await auth.authenticate('tok-3'), undefined);
   assert.is(await auth.authenticate('TOK-1'), undefined);
   assert.is(await auth.authenticate(''), undefined);
@@ -57,11 +58,11 @@ test('with neither a tokens file nor a JWT secret there is no way in', () => {
 
 test('an HS256 JWT: sub is the user, product the product', async () => {
   const token = await jwt({ sub: 'carol', product: 'insights' }, { expires: '1h' });
-  assert.equal(await jwtOnly().authenticate(token), { user: 'carol', product: 'insights' });
+  assert.equal((await jwtOnly().authenticate(token))?.caller, { user: 'carol', product: 'insights' });
 });
 
 test('a JWT without product gets the default product; without sub it is refused', async () => {
-  assert.equal(await jwtOnly().authenticate(await jwt({ sub: 'dan' })), { user: 'dan', product: 'default' });
+  assert.equal((await jwtOnly().authenticate(await jwt({ sub: 'dan' })))?.caller, { user: 'dan', product: 'default' });
   assert.is(await jwtOnly().authenticate(await jwt({ product: 'x' })), undefined);
   assert.is(await jwtOnly().authenticate(await jwt({ sub: '' })), undefined);
   assert.is(await jwtOnly().authenticate(await jwt({ sub: 42 })), undefined);
@@ -74,6 +75,25 @@ test('a JWT signed with another secret is refused', async () => {
 test('an expired JWT is refused', async () => {
   const expired = await jwt({ sub: 'fay' }, { expires: Math.floor(Date.now() / 1000) - 120 });
   assert.is(await jwtOnly().authenticate(expired), undefined);
+});
+
+test('a JWT without exp is refused; a valid one says when it expires, a tokens-file entry never does', async () => {
+  assert.is(await jwtOnly().authenticate(await jwt({ sub: 'kim' }, { expires: null })), undefined);
+  const exp = Math.floor(Date.now() / 1000) + 600;
+  assert.equal(await jwtOnly().authenticate(await jwt({ sub: 'kim', product: 'p' }, { expires: exp })), { caller: { user: 'kim', product: 'p' }, expiresAt: exp * 1000 });
+  const auth = new Authenticator({ tokensFile: tokensFile([{ token: 'tok', user: 'lee', product: 'p' }]) });
+  assert.equal(await auth.authenticate('tok'), { caller: { user: 'lee', product: 'p' } });
+});
+
+test('with JWT_AUDIENCE and JWT_ISSUER configured, a JWT must name both; without, neither is looked at', async () => {
+  const strict = new Authenticator({ jwtSecret: SECRET, jwtAudience: 'emotion-stream', jwtIssuer: 'https://id.example' });
+  const signed = (claims: Record<string, unknown>) => jwt({ sub: 'max', ...claims });
+  assert.equal((await strict.authenticate(await signed({ aud: 'emotion-stream', iss: 'https://id.example' })))?.caller, { user: 'max', product: 'default' });
+  assert.equal((await strict.authenticate(await signed({ aud: ['other', 'emotion-stream'], iss: 'https://id.example' })))?.caller, { user: 'max', product: 'default' });
+  for (const claims of [{}, { aud: 'emotion-stream' }, { iss: 'https://id.example' }, { aud: 'other', iss: 'https://id.example' }, { aud: 'emotion-stream', iss: 'https://evil.example' }]) {
+    assert.is(await strict.authenticate(await signed(claims)), undefined, JSON.stringify(claims));
+  }
+  assert.equal((await jwtOnly().authenticate(await signed({ aud: 'anything', iss: 'anyone' })))?.caller, { user: 'max', product: 'default' });
 });
 
 test('a JWT with alg none, or any algorithm but HS256, is refused', async () => {
@@ -98,8 +118,8 @@ test('a JWT is refused when only a tokens file is configured', async () => {
 
 test('both configured: both kinds of token work', async () => {
   const auth = new Authenticator({ tokensFile: tokensFile([{ token: 'tok', user: 'ivy', product: 'p' }]), jwtSecret: SECRET });
-  assert.equal(await auth.authenticate('tok'), { user: 'ivy', product: 'p' });
-  assert.equal(await auth.authenticate(await jwt({ sub: 'jon', product: 'q' })), { user: 'jon', product: 'q' });
+  assert.equal((await auth.authenticate('tok'))?.caller, { user: 'ivy', product: 'p' });
+  assert.equal((await auth.authenticate(await jwt({ sub: 'jon', product: 'q' })))?.caller, { user: 'jon', product: 'q' });
 });
 
 test('bearerToken reads Authorization: Bearer <token> only', () => {

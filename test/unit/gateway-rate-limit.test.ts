@@ -4,14 +4,21 @@ import { budgetHeaders, RateLimit } from '../../gateway/rate-limit.ts';
 
 test('a key spends its budget, is refused past it, and other keys keep theirs', async () => {
   const limit = new RateLimit(2, 60);
-  assert.is((await limit.peek('a')).allowed, true);
   const first = await limit.take('a');
   assert.equal([first.allowed, first.remaining, first.limit, first.windowSeconds], [true, 1, 2, 60]);
   assert.ok(first.resetSeconds >= 59 && first.resetSeconds <= 60, String(first.resetSeconds));
-  assert.equal([(await limit.take('a')).allowed, (await limit.peek('a')).allowed], [true, false]);
+  assert.equal([(await limit.take('a')).allowed, (await limit.take('a')).allowed], [true, false]);
   const refused = await limit.take('a');
   assert.equal([refused.allowed, refused.remaining], [false, 0]);
-  assert.equal([(await limit.take('b')).allowed, (await limit.peek('b')).remaining], [true, 1]);
+  assert.equal([(await limit.take('b')).allowed, (await limit.take('b')).remaining], [true, 0]);
+});
+
+test('a request may spend several points; more than a whole window spends the whole window', async () => {
+  const limit = new RateLimit(1000, 1);
+  assert.equal([(await limit.take('a', 600)).remaining, (await limit.take('a', 600)).allowed], [400, false]);
+  const whole = await limit.take('b', 5000);
+  assert.equal([whole.allowed, whole.remaining], [true, 0]);
+  assert.is((await limit.take('b')).allowed, false);
 });
 
 test('the headers of an answer, with Retry-After only on a refusal', async () => {

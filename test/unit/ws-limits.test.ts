@@ -1,7 +1,10 @@
-// Per-connection message rate, per-user connection counts, and subscription keys.
+// Per-connection message rate, per-user connection counts, sockets not signed in per address,
+// and subscription keys.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { ConnectionCounts, MessageRate } from '../../gateway/ws/limits.ts';
+import { Counts } from '../../gateway/counts.ts';
+import { MessageRate } from '../../gateway/ws/limits.ts';
+import { NotSignedIn } from '../../gateway/ws/not-signed-in.ts';
 import { eventFrame, parseKey } from '../../gateway/ws/protocol.ts';
 
 test('message rate: a minute of allowance at once, then refilled over time', () => {
@@ -19,7 +22,7 @@ test('message rate: a minute of allowance at once, then refilled over time', () 
 });
 
 test('connections: counted per key, released on close', () => {
-  const users = new ConnectionCounts(2);
+  const users = new Counts(2);
   assert.ok(users.acquire('a'));
   assert.ok(users.acquire('a'));
   assert.not.ok(users.acquire('a'));
@@ -30,6 +33,23 @@ test('connections: counted per key, released on close', () => {
   users.release('b');
   assert.ok(users.acquire('b') && users.acquire('b'), 'extra releases do not raise the limit');
   assert.not.ok(users.acquire('b'));
+});
+
+test('sockets not signed in: at the bound the oldest of the address makes way; a released one is never evicted', () => {
+  const evicted: string[] = [];
+  const waiting = new NotSignedIn(2);
+  const admit = (address: string, name: string) => waiting.admit(address, () => evicted.push(name));
+  admit('a', 'a1');
+  const signedIn = admit('a', 'a2');
+  admit('b', 'b1');
+  admit('a', 'a3');
+  assert.equal(evicted, ['a1'], 'only the oldest of that address');
+  signedIn();
+  signedIn();
+  admit('a', 'a4');
+  assert.equal(evicted, ['a1'], 'a released place is free, and released once');
+  admit('a', 'a5');
+  assert.equal(evicted, ['a1', 'a3']);
 });
 
 test('keys and event frames', () => {

@@ -1,0 +1,164 @@
+// Per-user fairness at the gateway, at its default bounds (events at smaller ones, which a
+// loaded test machine exceeds for sure), each proved with two users: one
+// user's burst of reads, creates, deletes or events is refused with 429 (Retry-After, and the
+// RateLimit-* headers of the budget that refused it) before it reaches the bus, and the other
+// user's answers do not change. Users are JWTs minted here, each test its own, so that no test
+// spends another's budgets.
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SignJWT } from 'jose';
+import { readConfig } from '../../bus/config.ts';
+import { MAX_EVENTS_PER_REQUEST } from '../../bus/contracts/events.ts';
+import { freePort } from '../../ops/stack/ports.ts';
+import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
+
+const defaults = readConfig({});
+const JWT_SECRET = randomBytes(32).toString('hex');
+const MAX_ACTIVE = 2;
+const EVENTS_PER_SECOND = 3 * MAX_EVENTS_PER_REQUEST;
+const EVENT_BYTES_PER_SECOND = 1.5 * 1024 * 1024;
+
+let services: Services;
+let streamUri: string;
+
+const userToken = (name: string) =>
+  new SignJWT({ product: 'tests' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(`${name}-${randomBytes(4).toString('hex')}`)
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
+
+const statuses = (replies: Reply[]) => {
+  const counts: Record<number, number> = {};
+  for (const reply of replies) counts[reply.status] = (counts[reply.status] ?? 0) + 1;
+  return counts;
+};
+
+function assertRefusedBy(reply: Reply, limit: number, what: RegExp): void {
+  assert.is(reply.status, 429, JSON.stringify(reply.body));
+  assert.is(reply.body.code, 'rate_limited');
+  assert.match(reply.body.message, what);
+  assert.is(reply.headers.get('ratelimit-limit'), String(limit));
+  assert.is(reply.headers.get('ratelimit-remaining'), '0');
+  assert.ok(Number(reply.headers.get('retry-after')) >= 1, `Retry-After ${reply.headers.get('retry-after')}`);
+}
+
+test.before(async () => {
+  services = await startServices({
+    name: 'rate-limits-fairness',
+    env: {
+      AUTH_JWT_SECRET: JWT_SECRET,
+      // Quota refusals spend the create budget as any create does, and cost no stream.
+      USER_MAX_ACTIVE_SESSIONS: String(MAX_ACTIVE),
+      STREAM_UNREACHABLE_SECONDS: '900',
+      REQUESTS_IN_FLIGHT_PER_USER: String(defaults.requestsInFlightPerUser),
+      SESSION_CREATES_PER_MINUTE: String(defaults.sessionCreatesPerMinute),
+      SESSION_DELETES_PER_MINUTE: String(defaults.sessionDeletesPerMinute),
+      EVENTS_PER_SECOND: String(EVENTS_PER_SECOND),
+      EVENT_BYTES_PER_SECOND: String(EVENT_BYTES_PER_SECOND),
+    },
+  });
+  // Nothing listens there: a created session only keeps reconnecting.
+  streamUri = `rtmp://127.0.0.1:${await freePort()}/live/none`;
+});
+
+test.after(async () => {
+  await services?.stop();
+});
+
+test('the defaults fit ordinary use', () => {
+  assert.ok(defaults.sessionCreatesPerMinute >= 30, 'a fleet of cameras started together');
+  assert.ok(defaults.requestsInFlightPerUser >= 5, "a dashboard tab's reads at once");
+  assert.ok(defaults.eventsPerSecond >= 20_000, "the events benchmark's target");
+  assert.ok(defaults.eventBytesPerSecond >= defaults.bodyLimitBytes, 'a largest body of events passes');
+});
+
+test("1,500 concurrent reads of one user are mostly refused with 429, none times out, and another user's reads answer 200", async () => {
+  const [heavy, light] = await Promise.all([userToken('heavy'), userToken('light')]);
+  const burst = Promise.all(Array.from({ length: 1500 }, () => services.api('GET', '/v1/sessions?limit=1', { token: heavy })));
+  const others: Reply[] = [];
+  for (let i = 0; i < 10; i++) others.push(await services.api('GET', '/v1/sessions?limit=1', { token: light }));
+  const seen = statuses(await burst);
+  assert.ok((seen[429] ?? 0) >= 1000, `the heavy user's answers: ${JSON.stringify(seen)}`);
+  assert.is(seen[503], undefined, `the heavy user's answers: ${JSON.stringify(seen)}`);
+  assert.equal(statuses(others), { 200: 10 });
+  const refused = (await Promise.all(Array.from({ length: 40 }, () => services.api('GET', '/v1/sessions?limit=1', { token: heavy })))).find((r) => r.status === 429);
+  if (refused) assertRefusedBy(refused, defaults.requestsInFlightPerUser, /in flight/);
+});
+
+test("creates past SESSION_CREATES_PER_MINUTE are refused with 429 and create nothing; another user's creates go on", async () => {
+  const [churner, other] = await Promise.all([userToken('churner'), userToken('other')]);
+  const create = (token: string, name: string) => services.api('POST', '/v1/sessions', { token, body: { name, streamUri } });
+  const answers: Reply[] = [];
+  for (let i = 0; i < defaults.sessionCreatesPerMinute; i++) answers.push(await create(churner, `camera ${i}`));
+  // Past the quota the creates still count: they are attempts.
+  assert.equal(statuses(answers), { 201: MAX_ACTIVE, 429: defaults.sessionCreatesPerMinute - MAX_ACTIVE });
+  assert.ok(answers.slice(MAX_ACTIVE).every((a) => a.body.code === 'quota_exceeded'));
+  for (const id of answers.filter((a) => a.status === 201).map((a) => a.body._id)) {
+    assert.is((await services.api('POST', `/v1/sessions/${id}/stop`, { token: churner })).status, 200);
+  }
+  const refused = await create(churner, 'one more');
+  assertRefusedBy(refused, defaults.sessionCreatesPerMinute, /session creates per minute/);
+  assert.ok(Number(refused.headers.get('retry-after')) <= 60);
+  const listed = await services.api('GET', '/v1/sessions?limit=100', { token: churner });
+  assert.is(listed.body.data.length, MAX_ACTIVE, 'the refused create made nothing');
+
+  const created = await create(other, 'unaffected');
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  assert.is((await services.api('POST', `/v1/sessions/${created.body._id}/stop`, { token: other })).status, 200);
+});
+
+test("deletes past SESSION_DELETES_PER_MINUTE are refused with 429 and delete nothing; another user's deletes go on", async () => {
+  const [deleter, other] = await Promise.all([userToken('deleter'), userToken('other')]);
+  const finished = async (token: string) => {
+    const created = await services.api('POST', '/v1/sessions', { token, body: { name: 'to delete', streamUri } });
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    await services.api('POST', `/v1/sessions/${created.body._id}/stop`, { token });
+    return created.body._id as string;
+  };
+  const [mine, theirs] = await Promise.all([finished(deleter), finished(other)]);
+  for (let i = 0; i < defaults.sessionDeletesPerMinute; i++) {
+    const missing = await services.api('DELETE', `/v1/sessions/${randomBytes(12).toString('hex')}`, { token: deleter });
+    assert.is(missing.status, 404);
+  }
+  assertRefusedBy(await services.api('DELETE', `/v1/sessions/${mine}`, { token: deleter }), defaults.sessionDeletesPerMinute, /session deletes per minute/);
+  assert.is((await services.api('GET', `/v1/sessions/${mine}`, { token: deleter })).status, 200, 'the refused delete deleted nothing');
+  assert.is((await services.api('DELETE', `/v1/sessions/${theirs}`, { token: other })).status, 204);
+});
+
+test("events past EVENTS_PER_SECOND or EVENT_BYTES_PER_SECOND are refused with 429; another user's events are accepted", async () => {
+  const [flooder, other] = await Promise.all([userToken('flooder'), userToken('other')]);
+  const sourceOf = async (token: string, format: string) => {
+    const created = await services.api('POST', '/v1/sessions', { token, body: { name: 'events', streamUri } });
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    const source = await services.api('POST', `/v1/sessions/${created.body._id}/events`, { token, body: { name: format, format } });
+    assert.is(source.status, 201, JSON.stringify(source.body));
+    return `/v1/sessions/${created.body._id}/events/${source.body.id}`;
+  };
+  const [scalars, texts, othersScalars] = await Promise.all([sourceOf(flooder, 'scalar'), sourceOf(flooder, 'text'), sourceOf(other, 'scalar')]);
+  const batch = (n: number, data: (i: number) => unknown) => Array.from({ length: MAX_EVENTS_PER_REQUEST }, (_, i) => ({ time: n + i / MAX_EVENTS_PER_REQUEST, data: data(i) }));
+  const post = (token: string, path: string, body: unknown) => services.api('POST', path, { token, body });
+
+  // Over twice a second's events at once (and within the requests in flight allowed): even
+  // spread over two windows, some are refused.
+  const flood = Promise.all(Array.from({ length: 8 }, (_, n) => post(flooder, scalars, batch(n, Math.sin))));
+  const others = await post(other, othersScalars, batch(0, Math.cos));
+  const seen = await flood;
+  assert.is(others.status, 201, JSON.stringify(others.body));
+  assert.ok((statuses(seen)[429] ?? 0) >= 2, JSON.stringify(statuses(seen)));
+  assert.equal(Object.keys(statuses(seen)).sort(), ['201', '429']);
+  assertRefusedBy(seen.find((r) => r.status === 429)!, EVENTS_PER_SECOND, /at most \d+ events per second/);
+
+  // Bodies of about 0.9 MB: the bytes run out first, once the events' window has started again.
+  await sleep(1100);
+  const text = 'x'.repeat(880);
+  const big = Array.from({ length: 6 }, (_, n) => batch(100 + n, () => text));
+  const bytes = await Promise.all(big.map((body) => post(flooder, texts, body)));
+  assert.ok((statuses(bytes)[429] ?? 0) >= 2, JSON.stringify(statuses(bytes)));
+  assertRefusedBy(bytes.find((r) => r.status === 429)!, EVENT_BYTES_PER_SECOND, /bytes of events per second/);
+  assert.is((await post(other, othersScalars, batch(1, Math.cos))).status, 201);
+});
+
+test.run();
