@@ -138,7 +138,10 @@ async function answer<O extends Operation>(
 ): Promise<number> {
   const context = { deadline: deadlineOf(msg) };
   // Nobody reads the answer any more: no work, and no reply.
-  if (Date.now() >= context.deadline) return ABANDONED;
+  if (Date.now() >= context.deadline) {
+    log.debug({ operation }, 'request arrived after its deadline');
+    return ABANDONED;
+  }
   let reply: string;
   try {
     const { request: requestSchema, reply: replySchema } = operations[operation];
@@ -148,6 +151,11 @@ async function answer<O extends Operation>(
     if (!checker(replySchema).Check(result)) throw new Error(`the ${operation} reply does not match its contract`);
     reply = JSON.stringify(result);
   } catch (error) {
+    // Given up at its deadline (a read's queries end with it): nobody waits, and nothing failed.
+    if (error instanceof ServiceError && error.status === ABANDONED && Date.now() >= context.deadline) {
+      log.debug({ operation }, 'request given up at its deadline');
+      return ABANDONED;
+    }
     return respondError(msg, error, operation, log);
   }
   try {

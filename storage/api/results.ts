@@ -10,6 +10,7 @@ import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts'
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { elapsedSeconds, presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
+import { readsUntil } from '../read-deadline.ts';
 import {
   audioFeatures,
   emotionTotals,
@@ -17,7 +18,6 @@ import {
   sentimentTimeline,
   type Window,
 } from '../timelines.ts';
-import { readsUntil } from '../read-deadline.ts';
 import { listTranscript } from '../transcripts.ts';
 
 export function serveResults(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger, observe?: RequestObserver) {
