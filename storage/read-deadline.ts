@@ -2,8 +2,9 @@
 // ClickHouse busy for everyone else. Closing the HTTP request is not enough: ClickHouse 18.16
 // runs a query on after its connection closes (seen in system.processes). So each query of a
 // request carries ClickHouse's own limit (max_execution_time, in whole seconds: it takes no
-// fractions), a query still waiting for a connection at the deadline is never sent, and one
-// still running then is killed by its query id.
+// fractions), a query still waiting for a connection at the deadline is dropped, and one
+// running then (or sent just as it passed: a freed connection can take a queued query before
+// that query's own abort fires) is killed by its query id.
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { unavailable } from '../bus/errors.ts';
