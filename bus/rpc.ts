@@ -14,6 +14,11 @@ export type { ReplyOf, RequestOf };
 
 /** How long the caller waits, sent with the request so the responder can give up in time. */
 const TIMEOUT_HEADER = 'Emo-Timeout-Ms';
+/**
+ * When the caller stops waiting, in ms since the epoch on its clock: a request that reached the
+ * responder late (queued behind others, a busy event loop) has only what is left of its wait.
+ */
+const DEADLINE_HEADER = 'Emo-Deadline';
 
 /**
  * Told how long each request took and how it ended (200, or the error's status), for the
@@ -51,6 +56,7 @@ async function exchange<O extends Operation>(
   try {
     const h = headers();
     h.set(TIMEOUT_HEADER, String(timeoutMs));
+    h.set(DEADLINE_HEADER, String(Date.now() + timeoutMs));
     reply = await nc.request(operations[operation].subject, JSON.stringify(request), { timeout: timeoutMs, headers: h });
   } catch (error) {
     throw asServiceError(error, operation);
@@ -131,6 +137,11 @@ async function answer<O extends Operation>(
   log: Logger,
 ): Promise<number> {
   const context = { deadline: deadlineOf(msg) };
+  // Nobody reads the answer any more: no work, and no reply.
+  if (Date.now() >= context.deadline) {
+    log.debug({ operation }, 'request arrived after its deadline');
+    return ABANDONED;
+  }
   let reply: string;
   try {
     const { request: requestSchema, reply: replySchema } = operations[operation];
@@ -140,6 +151,11 @@ async function answer<O extends Operation>(
     if (!checker(replySchema).Check(result)) throw new Error(`the ${operation} reply does not match its contract`);
     reply = JSON.stringify(result);
   } catch (error) {
+    // Given up at its deadline (a read's queries end with it): nobody waits, and nothing failed.
+    if (error instanceof ServiceError && error.status === ABANDONED && Date.now() >= context.deadline) {
+      log.debug({ operation }, 'request given up at its deadline');
+      return ABANDONED;
+    }
     return respondError(msg, error, operation, log);
   }
   try {
@@ -153,11 +169,19 @@ async function answer<O extends Operation>(
 
 // A request without the header (an older gateway, a tool) gets the gateway's default wait.
 const DEFAULT_TIMEOUT_MS = 5000;
+/** The status a request that arrived past its deadline is counted with: what its caller got. */
+const ABANDONED = 503;
 
+/**
+ * The caller's deadline, never later than its wait from now: a clock behind the caller's
+ * cannot lengthen it; one ahead shortens it by the difference (milliseconds under NTP).
+ */
 function deadlineOf(msg: Msg): number {
   const timeoutMs = Number(msg.headers?.get(TIMEOUT_HEADER));
   const valid = Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= 600_000;
-  return Date.now() + (valid ? timeoutMs : DEFAULT_TIMEOUT_MS);
+  const waited = Date.now() + (valid ? timeoutMs : DEFAULT_TIMEOUT_MS);
+  const deadline = Number(msg.headers?.get(DEADLINE_HEADER));
+  return Number.isFinite(deadline) && deadline > 0 ? Math.min(waited, deadline) : waited;
 }
 
 /** Answers the error; returns its status. */

@@ -11,7 +11,11 @@ export interface StreamUri {
   hostname: string;
   /** The port the URI names, or the protocol's default. */
   port: number;
-  /** The URI as shown to clients and stored outside the KV: without user name or password. */
+  /**
+   * The URI as shown to clients, stored in ClickHouse and published: scheme, host and port as
+   * given, nothing else. No credentials or query (`?token=`), and no path: an RTMP path ends in
+   * the stream key, an RTSP path may hold a token, and the session's name tells streams apart.
+   */
   display: string;
 }
 
@@ -31,9 +35,6 @@ export function parseStreamUri(raw: string): StreamUri {
   }
   if (!url.hostname) throw invalid('must name a host');
   if (/[\s\0]/.test(raw)) throw invalid('must not contain white space or control characters');
-  const clean = new URL(url.href);
-  clean.username = '';
-  clean.password = '';
   const port = url.port === '' ? DEFAULT_PORTS[protocol as StreamProtocol] : Number(url.port);
-  return { protocol: protocol as StreamProtocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, display: clean.href };
+  return { protocol: protocol as StreamProtocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, display: `${protocol}://${url.host}` };
 }

@@ -4,9 +4,12 @@
 // repeated: each line is only matched against known messages, and the best match picks one of
 // the phrases below. A server can at worst make us pick the wrong phrase.
 
+/** A decoder refused the picture: ffprobe before describing the stream, or ffmpeg later. */
+export const PICTURE_TOO_LARGE = 'picture larger than 1920x1080';
+
 // Most specific first: a refused connect is also an "Input/output error" further down.
 const RULES: [RegExp, string][] = [
-  [/exceeds specified max pixel count/, 'picture larger than 1920x1080'],
+  [/exceeds specified max pixel count/, PICTURE_TOO_LARGE],
   // An RTMP server's error: its description follows, and may hold any of the messages below.
   [/^\[rtmp @ [^\]]*\] Server error/, 'server refused the stream'],
   // The egress guard fails a connect it refuses with EACCES.

@@ -14,6 +14,12 @@ const MAX_ANALYSIS_SIDE = 640;
 // it binds the stream we open, not our own `pipe:N` outputs.
 export const INPUT_PROTOCOLS = ['rtmp', 'rtmps', 'rtsp', 'tcp', 'tls', 'udp', 'rtp'] as const;
 
+// The demuxers of those protocols (an RTMP stream is FLV; RTSP carries its tracks over RTP
+// itself) and the decoders of what live encoders and IP cameras send. Every other demuxer and
+// decoder ffmpeg ships, each a parser of hostile bytes, stays closed to a stream server.
+export const INPUT_FORMATS = ['flv', 'live_flv', 'rtsp'] as const;
+export const INPUT_DECODERS = ['h264', 'hevc', 'aac', 'mp3', 'opus', 'pcm_mulaw', 'pcm_alaw'] as const;
+
 export type StreamScheme = 'rtmp' | 'rtmps' | 'rtsp';
 
 export function streamScheme(uri: string): StreamScheme {
@@ -44,15 +50,17 @@ export function scaleFilter(maxSide = MAX_ANALYSIS_SIDE): string {
   return `scale=w='${side('iw')}':h='${side('ih')}':flags=area`;
 }
 
-// The decoder refuses pictures with more pixels than 1920x1080: the backstop of the 1080p rule
-// (actors/session/worker.ts) against a server that switches to a bigger picture after probing.
+// The decoders refuse pictures with more pixels than 1920x1080, in ffprobe as in ffmpeg: the
+// 1080p rule (actors/session/worker.ts) before anything is allocated for such a picture, and its
+// backstop against a server that switches to a bigger picture after probing.
 export const MAX_PIXELS = 1920 * 1080;
 
-// ffprobe has already found the streams; ffmpeg only has to find them again, and must see a
-// keyframe to find the video: 3 s covers the 2 s keyframe interval streaming platforms ask
-// encoders for (with 1 s, half the pulls of such a stream saw no video and failed). Without a
-// limit it keeps waiting for an audio stream an RTMP server announced but never sends.
-const PULL_PROBE_SECONDS = 3;
+// Finding the streams must see a keyframe to find the video: 3 s covers the 2 s keyframe
+// interval streaming platforms ask encoders for (with 1 s, half the pulls of such a stream saw
+// no video and failed). Without a limit it keeps waiting for an audio stream an RTMP server
+// announced but never sends. ffprobe and ffmpeg read at most PROBE_BYTES doing so.
+const PROBE_SECONDS = 3;
+const PROBE_BYTES = 5_000_000;
 
 export interface InputOptions {
   uri: string;
@@ -82,12 +90,22 @@ function tlsArgs(tls: { verify: boolean; caFile?: string }): string[] {
 
 const SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 
-/** How ffprobe and ffmpeg open the stream: the protocols, timeouts and TLS checks they share. */
+/**
+ * How ffprobe and ffmpeg open the stream: the protocols, formats and decoders, the bounds on
+ * probing and picture size (so a stream announcing 16384x16384 cannot take gigabytes in either),
+ * the timeouts and TLS checks they share.
+ */
 function inputArgs(options: InputOptions): string[] {
   const { uri, timeoutSeconds, tls } = options;
   if (!(timeoutSeconds > 0)) throw new Error(`timeoutSeconds must be > 0, got ${timeoutSeconds}`);
   const scheme = streamScheme(uri);
-  const args = ['-protocol_whitelist', INPUT_PROTOCOLS.join(',')];
+  const args = [
+    '-protocol_whitelist', INPUT_PROTOCOLS.join(','),
+    '-format_whitelist', INPUT_FORMATS.join(','),
+    '-codec_whitelist', INPUT_DECODERS.join(','),
+    '-analyzeduration', String(PROBE_SECONDS * 1e6), '-probesize', String(PROBE_BYTES),
+    '-max_pixels', String(MAX_PIXELS),
+  ];
   args.push(...timeoutArgs(scheme, timeoutSeconds));
   if (scheme === 'rtmps' && tls) args.push(...tlsArgs(tls));
   return args;
@@ -119,7 +137,6 @@ export function buildIngestArgs(options: IngestArgsOptions): string[] {
   // for an edge smoothing that the downscale to 640 px mostly removes again. Together they
   // halve the decode (ops/bench/README-capacity.md). Audio decoders are untouched (`:v`).
   args.push('-skip_frame:v', 'noref', '-skip_loop_filter:v', 'all');
-  args.push('-analyzeduration', String(PULL_PROBE_SECONDS * 1e6), '-max_pixels', String(MAX_PIXELS));
   // A stream that changes resolution mid-way keeps the filter graph built for its first size, so
   // every frame on the pipe stays the size announced in `info` (the scaler adapts to the input).
   args.push('-reinit_filter', '0');

@@ -14,6 +14,7 @@ import {
   buildIngestArgs,
   ffprobePath,
 } from './ffmpeg-args.ts';
+import { decoderEnvironment } from './decoder-environment.ts';
 import { FailureReason } from './failure-reason.ts';
 import { FrameAssembler, type Frame } from './frame-assembler.ts';
 import { probeStream } from './probe.ts';
@@ -24,7 +25,7 @@ export interface IngestOptions {
   ffmpegPath: string;
   timeoutSeconds: number;
   tls?: { verify: boolean; caFile?: string };
-  /** Added to ffmpeg's environment: the egress guard's library and policy. */
+  /** ffmpeg's whole environment besides PATH and the locale: the egress guard's library and policy. */
   env?: Record<string, string>;
 }
 
@@ -153,7 +154,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
     this.watchdog.unref();
     const child = spawn(this.options.ffmpegPath, buildIngestArgs({ ...this.options, audio, video }), {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
-      env: { ...process.env, ...this.options.env },
+      env: decoderEnvironment(this.options.env),
     });
     this.child = child;
     child.on('error', (error) => {

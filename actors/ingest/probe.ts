@@ -1,13 +1,14 @@
 // One ffprobe run on a stream, before ffmpeg pulls it: which streams it has and the picture
 // size, from ffprobe's JSON. Never rejects: a failure comes back in our own words.
 import { spawn } from 'node:child_process';
+import { decoderEnvironment } from './decoder-environment.ts';
 import { buildProbeArgs, type InputOptions } from './ffmpeg-args.ts';
 import { FailureReason } from './failure-reason.ts';
 import { readProbeOutput, type StreamInfo } from './stream-info.ts';
 
 export interface ProbeOptions extends InputOptions {
   ffprobePath: string;
-  /** Added to ffprobe's environment: the egress guard's library and policy. */
+  /** ffprobe's whole environment besides PATH and the locale: the egress guard's library and policy. */
   env?: Record<string, string>;
   /** ffprobe is killed past this, whatever the server trickles to keep it busy. */
   deadlineSeconds: number;
@@ -29,7 +30,7 @@ export function probeStream(options: ProbeOptions): Promise<StreamInfo | ProbeFa
   return new Promise((resolve) => {
     const child = spawn(ffprobePath, buildProbeArgs(options), {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
+      env: decoderEnvironment(env),
     });
     const stderr = new FailureReason('ffprobe');
     const output: Buffer[] = [];

@@ -8,6 +8,7 @@ import type { Logger } from '../../bus/log.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import type { WorkerMetrics } from '../metrics.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../ingest/ffmpeg-args.ts';
+import { PICTURE_TOO_LARGE } from '../ingest/failure-reason.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
 import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
@@ -109,8 +110,9 @@ export class StreamWorker implements Child {
       const before = this.mediaSeconds;
       const outcome = await this.connectOnce();
       if (this.stopped.signal.aborted) return;
-      if (outcome.resolution) {
-        reports.ended('resolution_exceeded', `stream is ${outcome.resolution}, above the 1080p limit`);
+      // Described as too big, or too big for the decoders to describe at all.
+      if (outcome.resolution || outcome.reason === PICTURE_TOO_LARGE) {
+        reports.ended('resolution_exceeded', `stream is ${outcome.resolution ?? 'larger than 1920x1080'}, above the 1080p limit`);
         return;
       }
       if (this.mediaSeconds > before) {

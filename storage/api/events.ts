@@ -7,16 +7,17 @@ import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
 import { listEvents } from '../events.ts';
+import { readsUntil } from '../read-deadline.ts';
 
 export function serveEventList(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger, observe?: RequestObserver) {
-  return serve(nc, 'events.list', async ({ caller, session, query }) => {
+  return serve(nc, 'events.list', async ({ caller, session, query }, { deadline }) => {
     await records.owned(caller, session);
     if (query.from !== undefined && query.to !== undefined && query.to <= query.from) {
       throw badRequest('invalid_query', 'query.to: must be greater than from', [
         { field: 'query.to', message: 'must be greater than from' },
       ]);
     }
-    const page = await listEvents(clickhouse, session, query);
+    const page = await listEvents(readsUntil(clickhouse, deadline), session, query);
     return { ...page, offset: query.offset, limit: query.limit };
   }, { queue: queues.api, log, observe });
 }

@@ -6,10 +6,11 @@ import type { ResultRequest, TimelineQuery } from '../../bus/contracts/results.t
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
-import { serve, type RequestObserver } from '../../bus/rpc.ts';
+import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { elapsedSeconds, presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
+import { readsUntil } from '../read-deadline.ts';
 import {
   audioFeatures,
   emotionTotals,
@@ -25,25 +26,25 @@ export function serveResults(nc: NatsConnection, records: SessionRecords, clickh
     expand === 'session' ? presentSession(publicRecord(record)) : record.id;
 
   const timeline = <Entry>(query: (client: ClickHouseClient, window: Window) => Promise<Entry[]>) =>
-    async (request: ResultRequest) => {
+    async (request: ResultRequest, { deadline }: CallContext) => {
       const { record } = await records.owned(request.caller, request.session);
       const window = windowOf(record, request.query);
-      const entries = window.end > window.start ? await query(clickhouse, window) : [];
+      const entries = window.end > window.start ? await query(readsUntil(clickhouse, deadline), window) : [];
       return { session: sessionField(record, request.query.expand), timeline: entries };
     };
 
   return [
-    serve(nc, 'emotions.totals', async ({ caller, session, query }) => {
+    serve(nc, 'emotions.totals', async ({ caller, session, query }, { deadline }) => {
       const { record } = await records.owned(caller, session);
-      return { session: sessionField(record, query.expand), emotions: await emotionTotals(clickhouse, record.id) };
+      return { session: sessionField(record, query.expand), emotions: await emotionTotals(readsUntil(clickhouse, deadline), record.id) };
     }, options),
     serve(nc, 'emotions.timeline', timeline(emotionsTimeline), options),
     serve(nc, 'audio.features', timeline(audioFeatures), options),
     serve(nc, 'audio.sentiment', timeline(sentimentTimeline), options),
-    serve(nc, 'audio.transcription', async ({ caller, session, query }) => {
+    serve(nc, 'audio.transcription', async ({ caller, session, query }, { deadline }) => {
       const { record } = await records.owned(caller, session);
       if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
-      return listTranscript(clickhouse, { session: record.id, ...query });
+      return listTranscript(readsUntil(clickhouse, deadline), { session: record.id, ...query });
     }, options),
   ];
 }

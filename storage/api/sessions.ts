@@ -9,6 +9,7 @@ import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
+import { readsUntil } from '../read-deadline.ts';
 import { listSessions } from '../sessions-index.ts';
 
 // A session is active until its expiry, which its host (or, when that host died, the one taking
@@ -23,11 +24,11 @@ export function serveSessionList(
   log: Logger,
   observe?: RequestObserver,
 ) {
-  return serve(nc, 'sessions.list', async ({ caller, query }): Promise<SessionPage> => {
+  return serve(nc, 'sessions.list', async ({ caller, query }, { deadline }): Promise<SessionPage> => {
     const fromMs = dateBound(query.from, 'from');
     const toMs = dateBound(query.to, 'to');
     const now = Date.now();
-    const page = await listSessions(clickhouse, {
+    const page = await listSessions(readsUntil(clickhouse, deadline), {
       user: caller.user,
       state: query.state,
       type: query.type,

@@ -1,11 +1,13 @@
 // The request/reply boundary: whatever text an error message quotes, the reply reaches the
-// caller as the API error and the responder keeps serving.
+// caller as the API error and the responder keeps serving; a request nobody waits for any more
+// is not started.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { badRequest } from '../../bus/errors.ts';
 import { createLog } from '../../bus/log.ts';
-import { headerText, serve } from '../../bus/rpc.ts';
+import { operations } from '../../bus/operations.ts';
+import { call, headerText, serve } from '../../bus/rpc.ts';
 
 const quiet = createLog({ logLevel: 'silent', hostId: 'bus-rpc-errors' });
 
@@ -39,6 +41,34 @@ test('an error quoting CR, LF and lone surrogates is answered, and the responder
     assert.is(body.code, 'duplicate_source');
     assert.is(body.message, message, 'the body keeps the whole message; only the header is cut down');
   }
+  sub.unsubscribe();
+});
+
+test('a request that reaches the responder after its caller stopped waiting is not started', async () => {
+  // On the operation's own subject, so that `call` reaches it: no service runs in this file.
+  const subject = operations['sessions.get'].subject;
+  const started: number[] = [];
+  const answered: number[] = [];
+  const sub = serve(nc, 'sessions.get', async (_request, { deadline }) => {
+    started.push(deadline);
+    throw badRequest('invalid_query', 'answered');
+  }, { log: quiet, observe: (_operation, side, _seconds, status) => void (side === 'responder' && answered.push(status)) });
+  const request = JSON.stringify({ caller: { user: 'u', product: 'p' }, session: 'x' });
+  // As a request that waited behind others arrives: its caller's deadline is already past.
+  const late = headers();
+  late.set('Emo-Timeout-Ms', '5000');
+  late.set('Emo-Deadline', String(Date.now() - 1));
+  const lateReply = await nc.request(subject, request, { timeout: 1000, headers: late }).then(() => 'answered', (error: Error) => error.name);
+  assert.is(lateReply, 'TimeoutError', 'no reply');
+  assert.equal(started, [], 'the handler never ran');
+  assert.equal(answered, [503], 'counted as its caller saw it');
+  // In time: started, and told the caller's deadline, never later than its wait.
+  const before = Date.now();
+  const reply = await call(nc, 'sessions.get', { caller: { user: 'u', product: 'p' }, session: 'x' }, 2000)
+    .then(() => 'ok', (error: { status: number }) => error.status);
+  assert.is(reply, 400);
+  assert.is(started.length, 1);
+  assert.ok(started[0]! > before && started[0]! <= Date.now() + 2000, `deadline ${started[0]! - before} ms after sending`);
   sub.unsubscribe();
 });
 

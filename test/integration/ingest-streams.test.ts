@@ -3,12 +3,16 @@
 // malicious-peers.test.ts.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { parseAllowance } from '../../actors/egress/allowance.ts';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
 import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/ingest.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
+import { PICTURE_TOO_LARGE } from '../../actors/ingest/failure-reason.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
@@ -177,17 +181,15 @@ test('rtsp: the same over RTSP (TCP transport)', async () => {
   assertLiveToneStream(await observeLive(rtsp.url('tone')), 'rtsp');
 });
 
-test('a 2560x1440 stream reports its real size, and ffmpeg refuses to decode it', async () => {
+test('a 2560x1440 stream is refused by the probe: no description, no ffmpeg, no frame', async () => {
   const seen = await observe(rtmp.url('big'), 0, 1);
-  assert.equal(seen.info, {
-    width: 2560, height: 1440, hasAudio: true, hasVideo: true, outputWidth: 640, outputHeight: 360,
-  });
+  assert.is(seen.info, undefined);
   assert.equal([...seen.frameSizes], []);
-  assert.is(seen.exit?.reason, 'picture larger than 1920x1080');
+  assert.is(seen.exit?.reason, PICTURE_TOO_LARGE);
 });
 
 test('a listener that stops the ingest on info keeps ffmpeg from running at all', async () => {
-  const ingest = new Ingest({ uri: rtmp.url('big'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 });
+  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 });
   let pidAtInfo: number | undefined = -1;
   ingest.on('info', () => {
     pidAtInfo = ingest.pid;
@@ -276,6 +278,59 @@ test('ffprobe runs with the environment given, the egress guard included', async
   const { reason } = await exit;
   assert.not.ok(info, 'the guard kept ffprobe from connecting');
   assert.is(reason, 'connection not allowed by the egress policy');
+});
+
+/** The environment a running process was started with, from /proc. */
+function environmentOf(pid: number): Map<string, string> {
+  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return new Map(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+}
+
+test('ffprobe and ffmpeg hold no credential of the service: PATH, the locale and the guard only', async () => {
+  const secrets = { NATS_URL: 'nats://svc:nats-secret@127.0.0.1:4222', CLICKHOUSE_PASSWORD: 'clickhouse-secret', AUTH_TOKENS: 'token-secret' };
+  const saved = Object.fromEntries(Object.keys(secrets).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, secrets);
+  const env = await new EgressPolicy(parseAllowance('true'), config.egressGuardLibrary).guardEnvironment();
+  const allowed = new Set(['PATH', 'LANG', 'LC_ALL', 'TZ', ...Object.keys(env)]);
+  const assertClean = (pid: number, program: string) => {
+    const seen = environmentOf(pid);
+    for (const name of seen.keys()) assert.ok(allowed.has(name), `${program} has ${name}`);
+    for (const value of seen.values()) assert.not.match(value, /secret/, program);
+    assert.is(seen.get('LD_PRELOAD'), env.LD_PRELOAD, `${program} keeps the egress guard`);
+  };
+  // A server that accepts and never answers keeps ffprobe waiting in its handshake.
+  const sockets: Socket[] = [];
+  const silent = createServer((socket) => sockets.push(socket));
+  const port = await freePort();
+  await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve));
+  const probing = new Ingest({ uri: `rtmp://127.0.0.1:${port}/live/silent`, fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5, env });
+  const pulling = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5, env });
+  try {
+    probing.start();
+    let ffprobe: number | undefined;
+    for (let tries = 0; !ffprobe && tries < 50; tries++) {
+      await sleep(100);
+      ffprobe = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n')
+        .filter((line) => line.includes('ffprobe') && line.includes(`127.0.0.1:${port}/live/silent`))
+        .map((line) => Number(line.trim().split(/\s+/)[0]))[0];
+    }
+    assert.ok(ffprobe, 'ffprobe is running');
+    assertClean(ffprobe, 'ffprobe');
+
+    const firstFrame = new Promise((resolve) => pulling.once('frame', resolve));
+    pulling.start();
+    await firstFrame;
+    assert.ok(pulling.pid, 'ffmpeg is running');
+    assertClean(pulling.pid, 'ffmpeg');
+  } finally {
+    await Promise.all([probing.stop(), pulling.stop()]);
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
 });
 
 test('stop() ends ffmpeg and leaves no process', async () => {

@@ -6,12 +6,23 @@ import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { WORKER_STATES } from '../../bus/contracts/session.ts';
+import { readConfig } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import { createLog } from '../../bus/log.ts';
+import { connectClickHouse, clickHouseServer, queryRows } from '../../storage/clickhouse.ts';
+import { sql } from '../../storage/sql.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
+
+const config = readConfig();
 
 const JWT_SECRET = randomBytes(32).toString('hex');
 const JWT_PRODUCT = 'contract-tests';
 const STREAM = 'rtmp://127.0.0.1:9/live/x';
-const STREAM_WITH_CREDENTIALS = 'rtmp://user:secret@127.0.0.1:9/live/x';
+/** What clients, analysts and live subscribers see of both: no path, no query. */
+const STREAM_SHOWN = 'rtmp://127.0.0.1:9';
+// The RTMP path ends in the stream key, and a query may carry a token: both secrets too.
+const STREAM_WITH_CREDENTIALS = 'rtmp://user:secret@127.0.0.1:9/live/key-secret?token=token-secret';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let services: Services;
@@ -91,7 +102,7 @@ test('create answers 201 with the whole session object', async () => {
   assert.type(s.duration, 'number');
   assert.ok(Number.isFinite(s.duration) && s.duration >= 0 && s.duration < 60, `duration ${s.duration}`);
   assert.equal(s.config, { removeMedia: true });
-  assert.equal(s.sources, [{ id: 'stream', name: STREAM, type: 'stream', device: 'rtmp' }]);
+  assert.equal(s.sources, [{ id: 'stream', name: STREAM_SHOWN, type: 'stream', device: 'rtmp' }]);
   assert.match(s.meta.expires, ISO_MS);
   assert.ok(Date.parse(s.meta.expires) > created, 'expires after creation');
   assert.match(s.meta.healthCheck, ISO_MS);
@@ -109,14 +120,14 @@ test('user and product come from a tokens-file token too', async () => {
   assert.is(s.product, alice.product);
 });
 
-test('every device scheme is accepted and named in sources[0]', async () => {
+test('every device scheme is accepted and named in sources[0], by scheme, host and port', async () => {
   const { token } = await freshUser();
   for (const [uri, device] of [
     ['rtmps://127.0.0.1:9/live/x', 'rtmps'],
     ['rtsp://127.0.0.1:9/cam', 'rtsp'],
   ] as const) {
     const s = await create(token, device, uri);
-    assert.equal(s.sources[0], { id: 'stream', name: uri, type: 'stream', device });
+    assert.equal(s.sources[0], { id: 'stream', name: `${device}://127.0.0.1:9`, type: 'stream', device });
   }
 });
 
@@ -133,7 +144,7 @@ test('a stream URI of exactly 2048 characters is accepted', async () => {
   const prefix = 'rtmp://127.0.0.1:9/live/';
   const uri = prefix + 'k'.repeat(2048 - prefix.length);
   const s = await create(token, 'long uri', uri);
-  assert.is(s.sources[0].name, uri);
+  assert.is(s.sources[0].name, 'rtmp://127.0.0.1:9');
 });
 
 test('get returns the session as created, with a growing duration', async () => {
@@ -275,22 +286,47 @@ test('list: 10 per page by default, and hasMore past the tenth', async () => {
   assert.equal(ids(await list(token, 'limit=100')), newestFirst);
 });
 
-test('stream credentials are never echoed, by any endpoint', async () => {
+test('stream credentials, key and token are never echoed, by any endpoint, the index or a live subject', async () => {
   const { token } = await freshUser();
-  const start = replies.length;
-  const s = await create(token, 'with credentials', STREAM_WITH_CREDENTIALS);
-  await api('GET', `/v1/sessions/${s._id}`, { token });
-  await list(token);
-  await api('PATCH', `/v1/sessions/${s._id}`, { body: { name: 'renamed' }, token });
-  await api('POST', `/v1/sessions/${s._id}/stop`, { token });
-  await api('POST', `/v1/sessions/${s._id}/stop`, { token });
-  await list(token, 'state=finished');
-  await api('GET', `/v1/sessions/${s._id}`, { token });
-  assert.is(replies.length - start, 8);
-  for (const reply of replies) {
-    const text = JSON.stringify(reply.body) + JSON.stringify([...reply.headers]);
-    assert.not.match(text, /secret/, `a reply carried the stream password: ${text.slice(0, 300)}`);
-    assert.not.match(text, /user@/, `a reply carried the stream user name: ${text.slice(0, 300)}`);
+  // What analysts may read live: the subjects the production `analytics` user is given.
+  const nc = await connectBus('sessions-api test', config.natsUrl, createLog(config));
+  const published: string[] = [];
+  for (const subject of ['emo.rows.>', 'emo.live.>']) {
+    nc.subscribe(subject, { callback: (_error, msg) => void published.push(`${msg.subject} ${msg.string()}`) });
+  }
+  const clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
+  try {
+    const start = replies.length;
+    const s = await create(token, 'with credentials', STREAM_WITH_CREDENTIALS);
+    assert.equal(s.sources[0].name, STREAM_SHOWN);
+    await api('GET', `/v1/sessions/${s._id}`, { token });
+    await list(token);
+    await api('PATCH', `/v1/sessions/${s._id}`, { body: { name: 'renamed' }, token });
+    await api('POST', `/v1/sessions/${s._id}/stop`, { token });
+    await api('POST', `/v1/sessions/${s._id}/stop`, { token });
+    await list(token, 'state=finished');
+    await api('GET', `/v1/sessions/${s._id}`, { token });
+    assert.is(replies.length - start, 8);
+    for (const reply of replies) {
+      const text = JSON.stringify(reply.body) + JSON.stringify([...reply.headers]);
+      assert.not.match(text, /secret/, `a reply carried a stream secret: ${text.slice(0, 300)}`);
+      assert.not.match(text, /user@/, `a reply carried the stream user name: ${text.slice(0, 300)}`);
+    }
+    // The index (analysts' `sessions` table) has the create, the rename and the stop.
+    let docs: string[] = [];
+    await waitUntil('the index to hold the stop', async () => {
+      docs = (await queryRows<{ doc: string }>(clickhouse, sql`SELECT doc FROM sessions WHERE id = ${s._id}`)).map((row) => row.doc);
+      return docs.some((doc) => JSON.parse(doc).state === 'finished');
+    }, 15_000);
+    for (const doc of docs) {
+      assert.is(JSON.parse(doc).streamName, STREAM_SHOWN);
+      assert.not.match(doc, /secret|user@/, doc);
+    }
+    assert.ok(published.some((message) => message.includes(s._id)), 'the session was announced live');
+    for (const message of published) assert.not.match(message, /secret|user@/, message);
+  } finally {
+    await clickhouse.close();
+    await nc.close();
   }
 });
 

@@ -2,10 +2,15 @@
 // against ffmpeg's own evaluation of the scale expression, read from its PPM frames).
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readConfig } from '../../bus/config.ts';
 import {
+  INPUT_DECODERS,
+  INPUT_FORMATS,
   INPUT_PROTOCOLS,
   MAX_PIXELS,
   analysisSize,
@@ -54,6 +59,45 @@ test('ffmpeg enforces the whitelist on the input and still writes the pipe outpu
   }));
 });
 
+test('the format and decoder whitelists: FLV and RTSP, the codecs of live encoders and IP cameras', () => {
+  for (const uri of ['rtmp://h/live/a', 'rtsp://h/cam']) {
+    const args = inputArgs(buildIngestArgs({ uri, fps: 4, timeoutSeconds: 10 }));
+    assert.equal(valueAfter(args, '-format_whitelist')?.split(','), [...INPUT_FORMATS]);
+    assert.equal(valueAfter(args, '-codec_whitelist')?.split(','), [...INPUT_DECODERS]);
+  }
+  assert.equal([...INPUT_FORMATS].sort(), ['flv', 'live_flv', 'rtsp']);
+  assert.equal([...INPUT_DECODERS].sort(), ['aac', 'h264', 'hevc', 'mp3', 'opus', 'pcm_alaw', 'pcm_mulaw']);
+});
+
+test('ffmpeg and ffprobe open only whitelisted formats and decoders', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ingest-whitelist-'));
+  const uri = 'rtmp://127.0.0.1/live/a';
+  const clip = (name: string, args: string[]) => {
+    const file = join(dir, name);
+    execFileSync(config.ffmpegPath, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=10:duration=1', ...args, '-y', file]);
+    return file;
+  };
+  // The stream's input options with the file protocol allowed: ffmpeg decodes into nothing.
+  const opening = (args: string[], file: string) =>
+    [...inputArgs(args).map((a) => (a === INPUT_PROTOCOLS.join(',') ? 'file' : a)), '-i', file];
+  const outcome = (program: string, args: string[]) =>
+    run(program, args).then(() => 'ran', (error: { stderr: string }) => error.stderr);
+  try {
+    const h264 = clip('h264.flv', ['-c:v', 'libx264', '-f', 'flv']);
+    const sorenson = clip('sorenson.flv', ['-c:v', 'flv1', '-f', 'flv']);
+    const mpegts = clip('h264.ts', ['-c:v', 'libx264', '-f', 'mpegts']);
+    const ffmpeg = (file: string) => outcome(config.ffmpegPath, [...opening(buildIngestArgs({ uri, fps: 4, timeoutSeconds: 5 }), file), '-f', 'null', '-']);
+    const ffprobe = (file: string) => outcome(ffprobePath(config.ffmpegPath), opening(buildProbeArgs({ uri, timeoutSeconds: 5 }), file));
+    for (const open of [ffmpeg, ffprobe]) {
+      assert.is(await open(h264), 'ran');
+      assert.match(await open(sorenson), /Codec \(flv\) not on whitelist/);
+      assert.match(await open(mpegts), /Format not on whitelist/);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('timeouts: -rw_timeout for rtmp(s), -timeout with tcp transport for rtsp, in microseconds', () => {
   for (const uri of ['rtmp://h/live/a', 'rtmps://h/live/a']) {
     const args = inputArgs(buildIngestArgs({ uri, fps: 4, timeoutSeconds: 7.5 }));
@@ -68,14 +112,15 @@ test('timeouts: -rw_timeout for rtmp(s), -timeout with tcp transport for rtsp, i
   assert.not.ok(rtsp.includes('-rw_timeout'));
 });
 
-test('ffprobe opens the stream with the same protocols, timeouts and TLS checks as ffmpeg', () => {
+test('ffprobe opens the stream with the same whitelists, bounds, timeouts and TLS checks as ffmpeg', () => {
   const opening = (args: string[]) =>
-    ['-protocol_whitelist', '-rw_timeout', '-timeout', '-rtsp_transport', '-tls_verify', '-ca_file'].map((flag) => valueAfter(args, flag));
+    ['-protocol_whitelist', '-format_whitelist', '-codec_whitelist', '-max_pixels', '-probesize', '-analyzeduration', '-rw_timeout', '-timeout', '-rtsp_transport', '-tls_verify', '-ca_file'].map((flag) => valueAfter(args, flag));
   const tls = { verify: true, caFile: '/ca.pem' };
   for (const uri of ['rtmp://h/live/a', 'rtmps://h/live/a', 'rtsp://h/cam']) {
     const probe = buildProbeArgs({ uri, timeoutSeconds: 7.5, tls });
     assert.equal(opening(inputArgs(probe)), opening(inputArgs(buildIngestArgs({ uri, fps: 4, timeoutSeconds: 7.5, tls }))), uri);
     assert.is(probe[probe.indexOf('-i') + 1], uri);
+    assert.is(valueAfter(probe, '-max_pixels'), String(MAX_PIXELS));
     // JSON on stdout, errors only on stderr, and no tags: they are the server's text.
     assert.is(valueAfter(probe, '-of'), 'json');
     assert.is(valueAfter(probe, '-loglevel'), 'error');

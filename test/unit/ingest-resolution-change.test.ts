@@ -36,8 +36,8 @@ function argsFor(file: string): string[] {
   const args = buildIngestArgs({ uri: 'rtmp://127.0.0.1/live/x', fps: FPS, timeoutSeconds: 5, audio: false });
   const input = args.indexOf('-i');
   args[input + 1] = file;
-  const whitelist = args.indexOf('-protocol_whitelist');
-  args.splice(whitelist, 2);
+  // A file, in MPEG-TS: neither its protocol nor its format is one a stream may use.
+  for (const whitelist of ['-protocol_whitelist', '-format_whitelist']) args.splice(args.indexOf(whitelist), 2);
   // Drop the network-only timeout option that precedes the input.
   const timeout = args.indexOf('-rw_timeout');
   args.splice(timeout, 2);

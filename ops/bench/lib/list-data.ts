@@ -62,7 +62,7 @@ function documentSql(state: 'active' | 'finished'): string {
     healthCheckAt: '%healthCheckAt%' as never,
     workerState: state === 'active' ? 'working' : 'stopped',
     mediaSeconds: 600,
-    streamName: 'rtmp://127.0.0.1/live/bench',
+    streamName: 'rtmp://127.0.0.1',
   };
   const parts = JSON.stringify(record).split(/"%(\w+)%"/);
   return `concat(${parts.map((part, i) => (i % 2 ? varying[part as keyof typeof varying] : literal(part))).join(', ')})`;
