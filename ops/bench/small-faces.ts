@@ -1,7 +1,7 @@
 // Face counts on small, dim, noisy faces: the six-person group photo (faces.jpg) placed N px wide
 // in the middle of a 1280x720 picture, darkened and with sensor noise, encoded as a streamer
-// would send it (H.264, 2.5 Mbit/s), then decoded as the ingest does (ANALYSIS_FPS, longer side
-// 640 px) and analysed frame by frame by the session's face analyser. Prints `detectedFaces` per
+// would send it (H.264, 2.5 Mbit/s), then sampled and scaled as the ingest does (ANALYSIS_FPS, longer
+// side 640 px) and analysed frame by frame by the session's face analyser. Prints `detectedFaces` per
 // 10 s interval, counted as storage counts it, and how often each frame held each count of faces.
 //   node --import tsx ops/bench/small-faces.ts [--seconds 90] [--width 420 640] [--brightness -0.5] [--noise 20]
 import { execFile, spawn } from 'node:child_process';
@@ -63,7 +63,7 @@ async function clip(photoWidth: number): Promise<string> {
   return path;
 }
 
-/** The clip's frames as the ingest delivers them: ANALYSIS_FPS, longer side 640 px, RGB24. */
+/** The clip's frames at the ingest's rate and size (ANALYSIS_FPS, longer side 640 px, RGB24), fully decoded. */
 async function* frames(path: string): AsyncGenerator<Uint8Array> {
   const { width, height } = analysisSize(FRAME);
   const bytes = width * height * 3;
