@@ -11,7 +11,10 @@ import { CLASS_COUNT } from './expressions.ts';
 import type { FaceEffort } from './face-effort.ts';
 import { SecondAggregator, type TrackedExpression } from './seconds.ts';
 import { TrackSmoother } from './smoothing.ts';
-import { Tracker } from './tracker.ts';
+import { Tracker, UNTRACKED } from './tracker.ts';
+
+/** A track outlives this long without its face: small, dim faces go unfound for a second at times. */
+const TRACK_MEMORY_SECONDS = 2;
 
 export interface Frame {
   /** RGB24, row-major; the analyzer reads it later, so the caller must not reuse the buffer. */
@@ -26,7 +29,7 @@ export interface FaceAnalyzerOptions {
   session: string;
   /** The host's shared detector and classifiers, and how expressions are measured with them. */
   models: FaceModels;
-  /** Frames analysed per second: a track survives about one second without a matching face. */
+  /** Frames analysed per second: a track survives TRACK_MEMORY_SECONDS of them without a matching face. */
   fps: number;
   /** The face thread's effort, shared by its analysers; absent: always as `models` are configured. */
   effort?: FaceEffort;
@@ -48,7 +51,7 @@ export class FaceAnalyzer {
 
   constructor(options: FaceAnalyzerOptions) {
     this.models = options.models;
-    const maxMissedFrames = Math.max(1, Math.round(options.fps));
+    const maxMissedFrames = Math.max(1, Math.round(TRACK_MEMORY_SECONDS * options.fps));
     this.tracker = new Tracker({ maxMissedFrames });
     this.expressions = new ExpressionReader(options.models);
     this.smoother = new TrackSmoother(options.models.expressions.smoothingFrames, maxMissedFrames + 1);
@@ -99,8 +102,11 @@ export class FaceAnalyzer {
 
   private async analyse(frame: Frame): Promise<void> {
     const effort = this.effort?.current;
-    const faces = await this.models.detector.detectFaces(frame.rgb, frame.width, frame.height, effort?.detectionWidth);
-    const tracks = this.tracker.update(faces);
+    const found = await this.models.detector.detectFaces(frame.rgb, frame.width, frame.height, effort?.detectionWidth);
+    const ids = this.tracker.update(found);
+    // A face the tracker does not follow is too unsure to be a person: it is neither read nor counted.
+    const faces = found.filter((_, i) => ids[i] !== UNTRACKED);
+    const tracks = ids.filter((id) => id !== UNTRACKED);
     const due = this.cadence.due(frame.second, tracks, faces, effort?.classifyEvery);
     const answers = await this.expressions.read(frame, due.length === faces.length ? faces : due.map((i) => faces[i]!));
     const classified = this.cadence.merge(frame.second, tracks, faces, due, answers);
