@@ -11,9 +11,9 @@ import { promisify } from 'node:util';
 import { readConfig } from '../../bus/config.ts';
 import type { FaceSecond } from '../../bus/contracts/rows.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-reader.ts';
+import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
 import { analysisSize, scaleFilter } from '../../actors/ingest/ffmpeg-args.ts';
-import { loadAnalysisModels } from '../../actors/models/analysis-models.ts';
+import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
 import { printTable } from './lib/stats.ts';
 
 const run = promisify(execFile);
