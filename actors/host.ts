@@ -4,7 +4,6 @@ import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Config } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
-import { serveHealth } from '../bus/health.ts';
 import type { Session, SessionRecord } from '../bus/contracts/session.ts';
 import { badRequest, overloaded } from '../bus/errors.ts';
 import type { Logger } from '../bus/log.ts';
@@ -166,7 +165,6 @@ export class ActorHost {
     this.takeoverTimer = setInterval(() => void this.takeOverStale(), this.parts.config.heartbeatSeconds * 1000);
     this.loadTimer = setInterval(() => this.updateCapacity(), LOAD_CHECK_MS);
     this.updateCapacity();
-    this.subscriptions.push(serveHealth(this.parts.nc, this.parts.id, 'actor-host'));
     this.parts.log.info({ capacity: this.parts.config.hostCapacity }, 'actor host ready');
   }
 

@@ -17,8 +17,6 @@ export const subjects = {
   /** Worker state changes, live only (the KV holds the truth). */
   workerState: (session: string) => `${root}.live.${session}.worker_state`,
   workerStateAll: `${root}.live.*.worker_state`,
-  /** Readiness of one process (actor host, storage service, gateway), by its id. */
-  health: (id: string) => `${root}.health.${id}`,
 } as const;
 
 export const ROW_KINDS = ['audio', 'face', 'video', 'speech', 'event', 'session'] as const;

@@ -1,24 +1,21 @@
 // `npm run cluster`: the whole service as a small cluster on this machine (ops/stack/cluster.ts),
 // its data under var/cluster. Prints where each part answers and a bearer token; Ctrl-C stops
-// it all. Service processes that die are started again, as systemd would; a NATS or ClickHouse
-// node that crashes is started again, one killed from outside is left down, so what the loss of
-// one does can be watched (ops/stack/cluster-node.ts).
+// it all. Service processes that crash are started again (ops/stack/service-process.ts); a NATS
+// or ClickHouse node that crashes is started again, one killed from outside is left down, so
+// what the loss of one does can be watched (ops/stack/cluster-node.ts).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../bus/config.ts';
 import { startCluster, type Cluster } from './stack/cluster.ts';
 import { developmentToken } from './stack/dev-token.ts';
-import { supervise, type Supervised } from './stack/supervise.ts';
 
 const config = readConfig();
 const dir = join(config.varDir, 'cluster');
 const tokensFile = config.authTokensFile ?? join(dir, 'tokens.json');
 
 let cluster: Cluster | undefined;
-const supervisors: Supervised[] = [];
 
 async function stopAll(): Promise<void> {
-  await Promise.all(supervisors.map((supervisor) => supervisor.stop()));
   await cluster?.stop();
 }
 
@@ -34,13 +31,7 @@ try {
   const token = developmentToken(tokensFile);
   console.log('starting 3 NATS servers, ZooKeeper, 4 ClickHouse servers, 2 storage services, 2 actor hosts and 2 gateways...');
   cluster = await startCluster({ dir, projectRoot: config.projectRoot, env: { ...process.env, AUTH_TOKENS_FILE: tokensFile }, gatewayPort: config.port });
-  for (const member of [...cluster.storage, ...cluster.hosts, ...cluster.gateways]) {
-    const restart = () => {
-      member.start().catch((error: Error) => console.error(error.message));
-      return member.current()!;
-    };
-    supervisors.push(supervise(member.current()!, restart, (message) => console.error(message)));
-  }
+  for (const member of [...cluster.storage, ...cluster.hosts, ...cluster.gateways]) member.keepRunning((message) => console.error(message));
   const [first] = cluster.gateways;
   console.log(`
 The cluster is running.

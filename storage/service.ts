@@ -6,7 +6,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { serveHealth } from '../bus/health.ts';
 import type { Logger } from '../bus/log.ts';
 import { SessionRecords } from '../bus/session-records.ts';
 import { serveEventList } from './api/events.ts';
@@ -82,7 +81,6 @@ export class StorageService {
       serveEventList(nc, records, clickhouse, log, observe),
       serveSessionIndex(nc, clickhouse, log, observe),
       serveSessionPurge(nc, records, clickhouse, jsm, new Schema(options.database, cluster?.name), cluster, log, observe),
-      serveHealth(nc, options.id, 'storage'),
     );
     log.info({ writer: options.writer }, 'storage service ready');
     return service;

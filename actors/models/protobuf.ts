@@ -2,6 +2,11 @@
 // list of fields, each kept as the bytes it was written with, so a model's weights are sliced,
 // never decoded, and a message written back is byte for byte what was read unless a field changed.
 // Groups (wire types 3 and 4) are deprecated and absent from ONNX; they are refused.
+//
+// The one protobuf codec of the project: the model converters (ops/assets/) write their models
+// with it too. Not a generated codec of onnx.proto (onnx-proto on npm): that would decode every
+// weight into numbers and encode them again, where the runtime only edits a few nodes of models
+// hundreds of megabytes large and must keep the rest byte for byte.
 
 export const WireType = { varint: 0, fixed64: 1, bytes: 2, fixed32: 5 } as const;
 
@@ -76,15 +81,20 @@ export function messageField(number: number, fields: readonly Field[]): Field {
   return { number, wireType: WireType.bytes, value: writeFields(fields) };
 }
 
+/** A negative value is written as protobuf writes an int64: ten bytes, in two's complement. */
 export function varintField(number: number, value: number): Field {
   return { number, wireType: WireType.varint, value: varint(value) };
+}
+
+export function bytesField(number: number, value: Uint8Array): Field {
+  return { number, wireType: WireType.bytes, value };
 }
 
 export function textOf(field: Field): string {
   return fromUtf8.decode(field.value);
 }
 
-/** The value of a varint field. */
+/** The value of a varint field that holds no negative number. */
 export function numberOf(field: Field): number {
   return readVarint(field.value, 0).value;
 }
@@ -101,9 +111,10 @@ function readVarint(bytes: Uint8Array, from: number): { value: number; end: numb
 }
 
 function varint(value: number): Uint8Array {
-  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`cannot write ${value} as a protobuf varint`);
+  if (!Number.isSafeInteger(value)) throw new Error(`cannot write ${value} as a protobuf varint`);
   const bytes: number[] = [];
-  for (; value >= 0x80; value = Math.floor(value / 128)) bytes.push((value % 128) | 0x80);
-  bytes.push(value);
+  let rest = BigInt.asUintN(64, BigInt(value));
+  for (; rest >= 0x80n; rest >>= 7n) bytes.push(Number(rest & 0x7fn) | 0x80);
+  bytes.push(Number(rest));
   return Uint8Array.from(bytes);
 }

@@ -1,8 +1,9 @@
-// A worker thread that analyses the streams of every session of the host, seen from the main
-// thread: start it (it resolves once the body has loaded its models), open a stream, send it
-// requests, close it (resolves once the body has delivered the stream's last results). If the
-// thread dies, its streams fail (their workers restart them) and the next stream opened starts
-// a fresh thread. The body's side is stream-thread-body.ts.
+// The one model thread of the host (face, voice and transcription), seen from the main thread:
+// start it (it resolves once the body has loaded its models), open a stream, send it requests,
+// close it (resolves once the body has delivered the stream's last results); or make a call,
+// one request on a stream of its own and its one reply. If the thread dies, its streams and
+// calls fail (session workers restart theirs) and the next stream or call starts a fresh
+// thread. The body's side is stream-thread-body.ts.
 import type { Worker } from 'node:worker_threads';
 import type { ModelName } from './inference-timer.ts';
 import { startTsWorker } from './ts-worker.ts';
@@ -83,6 +84,18 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
           send({ type: 'close', stream: id });
         }),
     };
+  }
+
+  /** Request/reply: `request` is sent on a stream of its own, which the body answers once and then closes. */
+  async call(request: (stream: number) => Request, transfer?: ArrayBuffer[]): Promise<Reply> {
+    let reply: Reply | undefined;
+    let failure: Error | undefined;
+    const stream = this.open((answer) => (reply = answer), (error) => (failure = error));
+    stream.send(request(stream.id), transfer);
+    await stream.close();
+    if (failure) throw failure;
+    if (!reply) throw new Error(`the ${this.name} thread closed a call without answering it`);
+    return reply;
   }
 
   async close(): Promise<void> {

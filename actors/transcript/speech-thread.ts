@@ -1,27 +1,25 @@
-// The body of the transcription thread: one Moonshine instance, one segment at a time.
+// The body of the transcription thread: one Moonshine instance, one segment at a time, each a
+// call (StreamThread.call): its text, or why it failed, then the end of its stream.
 // onnxruntime-node runs inference on the calling thread, so transcription lives here, away
 // from the event loop that carries heartbeats, ingest and every other session.
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
+import { threadPort } from '../models/stream-thread-body.ts';
 import { SpeechToText } from './moonshine.ts';
 
-export interface SpeechRequest {
-  id: number;
-  samples: Float32Array;
-}
-export type SpeechReply = { id: number; text: string } | { id: number; error: string };
+export type SpeechRequest = { type: 'transcribe'; stream: number; samples: Float32Array };
+export type SpeechReply = { type: 'text'; stream: number; text: string };
 
-const port = parentPort;
-if (!port) throw new Error('speech-thread.ts runs as a worker thread');
+const port = threadPort<SpeechRequest, SpeechReply>();
 const stt = await SpeechToText.load((workerData as { modelsDir: string }).modelsDir);
 let queue: Promise<void> = Promise.resolve();
 
-port.on('message', (request: SpeechRequest) => {
+port.serve((request) => {
   queue = queue.then(async () => {
+    if (request.type === 'close') return port.post({ type: 'closed', stream: request.stream });
     try {
-      port.postMessage({ id: request.id, text: await stt.transcribe(request.samples) } satisfies SpeechReply);
+      port.post({ type: 'text', stream: request.stream, text: await stt.transcribe(request.samples) });
     } catch (error) {
-      port.postMessage({ id: request.id, error: (error as Error).message } satisfies SpeechReply);
+      port.post({ type: 'failed', stream: request.stream, error: (error as Error).message });
     }
   });
 });
-port.postMessage({ ready: true });

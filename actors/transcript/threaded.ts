@@ -1,24 +1,15 @@
-// Speech-to-text on one worker thread, one segment at a time. If the thread dies, the calls in
-// flight fail and the next call starts a fresh thread.
-import type { Worker } from 'node:worker_threads';
-import { startTsWorker } from '../models/ts-worker.ts';
+// Speech-to-text on one model thread (StreamThread), one segment per call. If the thread dies,
+// the calls in flight fail and the next call starts a fresh thread.
 import type { InferenceTimer } from '../models/inference-timer.ts';
+import { StreamThread } from '../models/stream-thread.ts';
 import type { Transcriber } from './moonshine.ts';
-import type { SpeechReply } from './speech-thread.ts';
-
-interface Pending {
-  resolve(text: string): void;
-  reject(error: Error): void;
-}
+import type { SpeechReply, SpeechRequest } from './speech-thread.ts';
 
 export class ThreadedSpeechToText implements Transcriber {
-  private worker?: Promise<Worker>;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 0;
   private asked = 0;
 
   private constructor(
-    private readonly modelsDir: string,
+    private readonly thread: StreamThread<SpeechRequest, SpeechReply>,
     private readonly timer?: InferenceTimer,
   ) {}
 
@@ -27,9 +18,9 @@ export class ThreadedSpeechToText implements Transcriber {
    * `timer` times each transcription's round trip to the thread, its wait there included.
    */
   static async start(modelsDir: string, timer?: InferenceTimer): Promise<ThreadedSpeechToText> {
-    const stt = new ThreadedSpeechToText(modelsDir, timer);
-    await stt.thread();
-    return stt;
+    const thread = new StreamThread<SpeechRequest, SpeechReply>('speech', new URL('./speech-thread.ts', import.meta.url), { modelsDir });
+    await thread.start();
+    return new ThreadedSpeechToText(thread, timer);
   }
 
   /** Transcriptions asked of this thread and not yet answered, counted from the moment of asking. */
@@ -39,52 +30,17 @@ export class ThreadedSpeechToText implements Transcriber {
 
   async transcribe(samples: Float32Array): Promise<string> {
     this.asked++;
+    const done = this.timer?.('speech');
     try {
-      return await this.ask(samples);
+      const { text } = await this.thread.call((stream) => ({ type: 'transcribe', stream, samples }));
+      done?.();
+      return text;
     } finally {
       this.asked--;
     }
   }
 
-  async close(): Promise<void> {
-    const worker = await this.worker?.catch(() => undefined);
-    this.worker = undefined;
-    await worker?.terminate();
-  }
-
-  private async ask(samples: Float32Array): Promise<string> {
-    const worker = await this.thread();
-    const id = this.nextId++;
-    const done = this.timer?.('speech');
-    return new Promise((resolve, reject) => {
-      const transcribed = (text: string) => {
-        done?.();
-        resolve(text);
-      };
-      this.pending.set(id, { resolve: transcribed, reject });
-      worker.postMessage({ id, samples });
-    });
-  }
-
-  private thread(): Promise<Worker> {
-    this.worker ??= new Promise((resolve, reject) => {
-      const worker = startTsWorker(new URL('./speech-thread.ts', import.meta.url), { modelsDir: this.modelsDir });
-      worker.on('message', (message: SpeechReply | { ready: true }) => {
-        if ('ready' in message) return resolve(worker);
-        const call = this.pending.get(message.id);
-        this.pending.delete(message.id);
-        if ('error' in message) call?.reject(new Error(message.error));
-        else call?.resolve(message.text);
-      });
-      const fail = (error: Error) => {
-        this.worker = undefined;
-        reject(error);
-        for (const call of this.pending.values()) call.reject(error);
-        this.pending.clear();
-      };
-      worker.on('error', fail);
-      worker.on('exit', (code) => fail(new Error(`the speech thread exited with code ${code}`)));
-    });
-    return this.worker;
+  close(): Promise<void> {
+    return this.thread.close();
   }
 }

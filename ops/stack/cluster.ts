@@ -4,7 +4,6 @@
 // gateways. Used by `npm run cluster` and by the node-loss tests.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startClickHouseCluster, type ClickHouseCluster } from './clickhouse-cluster.ts';
 import { startNatsCluster, type NatsCluster } from './nats-cluster.ts';
 import { freePort } from './ports.ts';
@@ -19,20 +18,15 @@ export interface ClusterOptions {
   gatewayPort?: number;
 }
 
-export interface ServiceInCluster extends ServiceProcess {
-  /** Its /metrics, /livez and /readyz. */
-  metricsUrl: string;
-}
-
-export interface GatewayInCluster extends ServiceInCluster {
+export interface GatewayInCluster extends ServiceProcess {
   baseUrl: string;
 }
 
 export interface Cluster {
   nats: NatsCluster;
   clickhouse: ClickHouseCluster;
-  storage: ServiceInCluster[];
-  hosts: ServiceInCluster[];
+  storage: ServiceProcess[];
+  hosts: ServiceProcess[];
   gateways: GatewayInCluster[];
   /** What a process needs to join this cluster (NATS_URL, CLICKHOUSE_URL...). */
   env: NodeJS.ProcessEnv;
@@ -54,34 +48,29 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     CLICKHOUSE_URL: clickhouse.urls.join(','),
     CLICKHOUSE_CLUSTER: clickhouse.name,
   };
-  const bus: NatsConnection = await connect({ servers: nats.url.split(','), maxReconnectAttempts: -1 });
-  const all: ServiceInCluster[] = [];
+  const all: ServiceProcess[] = [];
   const stop = async () => {
     // Gateways first, storage last: nothing is left writing to a service already gone.
     for (const role of ['gateway', 'host', 'storage'] as Role[]) {
       await Promise.all(all.filter((member) => member.role === role).map((member) => member.stop()));
     }
-    await bus.close();
     await Promise.all([nats.stop(), clickhouse.stop()]);
   };
-  const make = async (role: Role, index: number, extra: NodeJS.ProcessEnv = {}, baseUrl?: string) => {
-    const metricsPort = await freePort();
+  const make = async (role: Role, index: number, extra: NodeJS.ProcessEnv = {}) => {
     const id = `cluster-${role}-${index + 1}`;
     const member = serviceProcess({
       id,
       role,
       projectRoot: options.projectRoot,
       logFile: join(options.dir, `${id}.log`),
-      env: { ...env, ...extra, METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) },
-      baseUrl,
-      bus,
+      env: { ...env, ...extra },
+      metricsPort: await freePort(),
     });
-    const inCluster = { ...member, metricsUrl: `http://127.0.0.1:${metricsPort}` };
-    all.push(inCluster);
-    return inCluster;
+    all.push(member);
+    return member;
   };
   try {
-    const storage: ServiceInCluster[] = [];
+    const storage: ServiceProcess[] = [];
     for (let i = 0; i < EACH; i++) {
       // Each storage service prefers another shard's first replica, the copy every service
       // reads, so what it writes is read at once (docs/analysts.md, "ClickHouse cluster"); every node is a fallback.
@@ -99,7 +88,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     for (let i = 0; i < EACH; i++) {
       const port = options.gatewayPort === undefined ? await freePort() : options.gatewayPort + i;
       const baseUrl = `http://127.0.0.1:${port}`;
-      gateways.push({ ...(await make('gateway', i, { PORT: String(port) }, baseUrl)), baseUrl });
+      gateways.push({ ...(await make('gateway', i, { PORT: String(port) })), baseUrl });
     }
     await Promise.all(gateways.map((gateway) => gateway.start()));
     return { nats, clickhouse, storage, hosts, gateways, env, stop };

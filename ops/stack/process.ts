@@ -15,7 +15,8 @@ export interface Service {
   exited: Promise<number | NodeJS.Signals | null>;
   /** The end of what it printed, for error messages. */
   output(): string;
-  stop(): Promise<void>;
+  /** SIGTERM, and SIGKILL once `graceMs` (the start's, 5 s unless said) have passed. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 const TAIL_CHARS = 4000;
@@ -58,10 +59,10 @@ export function startService(
   });
   const pid = child.pid ?? -1;
 
-  const stop = async () => {
+  const stop = async (graceMs = options.graceMs ?? 5000) => {
     if (running) {
       signalGroup(pid, 'SIGTERM');
-      const done = await Promise.race([exited.then(() => true), sleep(options.graceMs ?? 5000).then(() => false)]);
+      const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
       if (!done) signalGroup(pid, 'SIGKILL');
       await exited;
     }

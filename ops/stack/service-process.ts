@@ -1,71 +1,134 @@
-// One process of the service (a storage service, an actor host or a gateway) run from its
-// main.ts, which can be killed like a lost machine and started again. It counts as up when it
-// says so: storage services and hosts answer their health subject on the bus, a gateway
-// answers HTTP.
+// The one way ops start a process of the service (a storage service, an actor host or a
+// gateway): `npm start`, `npm run cluster`, the tests and the benchmarks all come here. A process
+// counts as up when its /readyz (bus/metrics-server.ts, on its METRICS_PORT) answers 200: each
+// process says so itself, once it serves, the gateway included. A process kept running is
+// restarted by the actors' Supervisor, the project's one restart policy.
 import { join } from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { waitForHealth } from '../../bus/health.ts';
-import { startService, waitUntil, type Service } from './process.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Supervisor, type Child, type SupervisorOptions } from '../../actors/supervisor.ts';
+import { startService, type Service } from './process.ts';
 
 export type Role = 'storage' | 'host' | 'gateway';
 
 const MAIN: Record<Role, string> = { storage: 'storage/main.ts', host: 'actors/main.ts', gateway: 'gateway/main.ts' };
 
-export interface ServiceProcessSpec {
-  /** Its HOST_ID: the health subject, the owner named in session records. */
+// Models to load, a schema to migrate: minutes on a loaded machine the first time.
+const READY_MS = 120_000;
+
+// A process's restart is costlier than a stream worker's (models to load, sessions to take
+// over): a longer backoff, and a crash loop judged over minutes. Stopped, it has 5 s to hand
+// its sessions over before SIGKILL.
+const PROCESS_SUPERVISION: SupervisorOptions = { intensity: 5, periodMs: 300_000, backoffMs: 1000, maxBackoffMs: 30_000, shutdownMs: 5000 };
+
+export interface ServiceSpec {
+  /** Its HOST_ID: in its logs and, for a host, the owner named in session records. */
   id: string;
   role: Role;
   projectRoot: string;
   logFile: string;
   env: NodeJS.ProcessEnv;
-  /** Where a gateway answers (its PORT); unused for the other roles. */
-  baseUrl?: string;
-  bus: NatsConnection;
+  /** Where its /metrics, /livez and /readyz answer: 127.0.0.1 unless said. */
+  metricsHost?: string;
+  metricsPort: number;
 }
 
+/** Starts the process and resolves once its /readyz says it serves; fails, with where its log is, if it exits first or never does. */
+export async function launchService(spec: ServiceSpec): Promise<Service> {
+  const metrics = metricsUrl(spec);
+  const service = startService(spec.id, process.execPath, ['--import', 'tsx', join(spec.projectRoot, MAIN[spec.role])], {
+    logFile: spec.logFile,
+    env: { ...spec.env, HOST_ID: spec.id, METRICS_HOST: spec.metricsHost ?? '127.0.0.1', METRICS_PORT: String(spec.metricsPort) },
+    cwd: spec.projectRoot,
+  });
+  let exit: unknown;
+  void service.exited.then((code) => (exit = code ?? 'did not start'));
+  const deadline = Date.now() + READY_MS;
+  for (;;) {
+    if (await ready(metrics)) return service;
+    const reason = exit !== undefined ? `exited (${exit}) before it was ready` : Date.now() > deadline ? `was not ready within ${READY_MS / 1000} s` : undefined;
+    if (reason) {
+      await service.stop();
+      throw new Error(`${spec.id} ${reason}; see ${spec.logFile}`);
+    }
+    await sleep(200);
+  }
+}
+
+function metricsUrl(spec: ServiceSpec): string {
+  return `http://${spec.metricsHost ?? '127.0.0.1'}:${spec.metricsPort}`;
+}
+
+async function ready(metrics: string): Promise<boolean> {
+  try {
+    return (await fetch(`${metrics}/readyz`)).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** A process that can be started, lost like a machine, started again, or kept running. */
 export interface ServiceProcess {
   id: string;
   role: Role;
+  /** Its /metrics, /livez and /readyz. */
+  metricsUrl: string;
   /** The running process, if any. */
   current(): Service | undefined;
+  /** Starts it; resolves once it is ready. */
   start(): Promise<void>;
-  /** SIGKILL: nothing flushed, no session handed over. */
+  /** From now on, whenever it crashes it is started again; `report` hears each restart and the giving up. */
+  keepRunning(report: (message: string) => void): void;
+  /** SIGKILL: nothing flushed, no session handed over; not restarted. */
   kill(): Promise<void>;
   stop(): Promise<void>;
 }
 
-const READY_MS = 120_000;
-
-export function serviceProcess(spec: ServiceProcessSpec): ServiceProcess {
+export function serviceProcess(spec: ServiceSpec): ServiceProcess {
   let service: Service | undefined;
+  let supervisor: Supervisor | undefined;
+
+  // A crash is any end the process did not ask for: a stop from outside (exit 0) is respected.
+  const asChild = (launching: Promise<Service>): Child => ({
+    done: launching.then(async (started) => {
+      service = started;
+      const code = await started.exited;
+      if (code !== 0) throw new Error(`${spec.id} exited (${code})`);
+    }),
+    stop: async (graceMs) => (await launching.catch(() => undefined))?.stop(graceMs),
+  });
+
   const stop = async () => {
+    const running = supervisor;
+    supervisor = undefined;
+    await running?.stop();
     await service?.stop();
     service = undefined;
   };
-  const ready = (started: Service) =>
-    spec.role === 'gateway'
-      ? waitUntil(spec.id, async () => (await fetch(`${spec.baseUrl}/v1/sessions`)).status === 401, READY_MS)
-      : waitForHealth(spec.bus, spec.id, READY_MS, started.exited).then(() => undefined);
+
   return {
     id: spec.id,
     role: spec.role,
+    metricsUrl: metricsUrl(spec),
     current: () => service,
-    stop,
     async start() {
-      const started = startService(spec.id, process.execPath, ['--import', 'tsx', join(spec.projectRoot, MAIN[spec.role])], {
-        logFile: spec.logFile,
-        env: { ...spec.env, HOST_ID: spec.id },
-        cwd: spec.projectRoot,
+      service = await launchService(spec);
+    },
+    keepRunning(report) {
+      let first = service;
+      supervisor = new Supervisor(() => {
+        const child = asChild(first ? Promise.resolve(first) : launchService(spec));
+        first = undefined;
+        return child;
+      }, {
+        ...PROCESS_SUPERVISION,
+        onRestart: (error, restarts) => report(`${(error as Error).message}; starting it again (restart ${restarts})`),
       });
-      service = started;
-      await ready(started).catch((error: Error) => {
-        throw new Error(`${error.message}; see ${spec.logFile}`);
-      });
+      supervisor.done.catch((error: Error) => report(`${error.message}; it crashed too often and stays down`));
     },
     async kill() {
-      if (!service) return;
-      process.kill(service.pid, 'SIGKILL');
+      if (service) process.kill(-service.pid, 'SIGKILL');
       await stop();
     },
+    stop,
   };
 }

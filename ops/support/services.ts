@@ -9,11 +9,11 @@ import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
 import { readConfig } from '../../bus/config.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
-import { waitForHealth } from '../../bus/health.ts';
 import { call } from '../../bus/rpc.ts';
 import { buckets, consumers, streams } from '../../bus/subjects.ts';
-import { startService, waitUntil, type Service } from '../stack/process.ts';
+import { waitUntil, type Service } from '../stack/process.ts';
 import { freePort } from '../stack/ports.ts';
+import { launchService, type Role } from '../stack/service-process.ts';
 
 const config = readConfig();
 
@@ -50,7 +50,6 @@ export interface Services {
 }
 
 const root = config.projectRoot;
-const tsx = ['--import', 'tsx'];
 
 export async function startServices(options: { hosts?: number; env?: Record<string, string>; name: string }): Promise<Services> {
   const dir = join(config.varDir, 'test', 'services', `${options.name}-${process.pid}`);
@@ -80,56 +79,35 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     ...options.env,
     LOG_LEVEL: 'info',
   };
-  // Readiness is asked of each process on the bus.
   const bus = await connect({ servers: options.env?.NATS_URL ?? process.env.NATS_URL, maxReconnectAttempts: -1 });
+  const metrics = { storage: '', gateway: '', hosts: [] as string[] };
+  // Explicit metrics ports, so a test knows where each process answers.
+  const launch = async (role: Role, id: string, logName: string, env: Record<string, string> = {}) => {
+    const metricsPort = await freePort();
+    const service = await launchService({ id, role, projectRoot: root, logFile: join(dir, `${logName}.log`), env: { ...baseEnv, ...env }, metricsPort });
+    return { service, metricsUrl: `http://127.0.0.1:${metricsPort}` };
+  };
   let hostCount = 0;
   const hosts: Service[] = [];
-  const metrics = { storage: '', gateway: '', hosts: [] as string[] };
-  // Explicit ports, so a test knows where each process answers.
-  const metricsAt = async () => {
-    const port = String(await freePort());
-    return { url: `http://127.0.0.1:${port}`, env: { METRICS_HOST: '127.0.0.1', METRICS_PORT: port } };
-  };
   const startHost = async (env: Record<string, string> = {}) => {
     const id = `${options.name}-host-${++hostCount}`;
-    const hostMetrics = await metricsAt();
-    metrics.hosts.push(hostMetrics.url);
-    const host = startService(id, process.execPath, [...tsx, join(root, 'actors/main.ts')], {
-      logFile: join(dir, `${id}.log`),
-      env: { ...baseEnv, ...hostMetrics.env, HOST_ID: id, ...env },
-      cwd: root,
-    });
-    hosts.push(host);
-    await waitForHealth(bus, id, 60_000, host.exited).catch((error: Error) => {
-      throw new Error(`${error.message}; see ${join(dir, `${id}.log`)}`);
-    });
-    return host;
+    const { service, metricsUrl } = await launch('host', id, id, env);
+    hosts.push(service);
+    metrics.hosts.push(metricsUrl);
+    return service;
   };
   let gateway: Service | undefined;
   let storage: Service | undefined;
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
     // The storage service first: it creates the schema and the ROWS stream the hosts write to.
-    const storageId = `${options.name}-storage`;
-    const storageMetrics = await metricsAt();
-    metrics.storage = storageMetrics.url;
-    storage = startService(storageId, process.execPath, [...tsx, join(root, 'storage/main.ts')], {
-      logFile: join(dir, 'storage.log'),
-      env: { ...baseEnv, ...storageMetrics.env, HOST_ID: storageId },
-      cwd: root,
-    });
-    await waitForHealth(bus, storageId, 60_000, storage.exited).catch((error: Error) => {
-      throw new Error(`${error.message}; see ${join(dir, 'storage.log')}`);
-    });
+    const started = await launch('storage', `${options.name}-storage`, 'storage');
+    storage = started.service;
+    metrics.storage = started.metricsUrl;
     for (let i = 0; i < (options.hosts ?? 1); i++) await startHost();
-    const gatewayMetrics = await metricsAt();
-    metrics.gateway = gatewayMetrics.url;
-    gateway = startService(`${options.name}-gateway`, process.execPath, [...tsx, join(root, 'gateway/main.ts')], {
-      logFile: join(dir, 'gateway.log'),
-      env: { ...baseEnv, ...gatewayMetrics.env, PORT: String(port), HOST_ID: `${options.name}-gateway` },
-      cwd: root,
-    });
-    await waitUntil('gateway', async () => (await fetch(`${baseUrl}/v1/sessions`)).status === 401, 30_000);
+    const front = await launch('gateway', `${options.name}-gateway`, 'gateway', { PORT: String(port) });
+    gateway = front.service;
+    metrics.gateway = front.metricsUrl;
   } catch (error) {
     await Promise.all([gateway, storage, ...hosts].map((service) => service?.stop()));
     await bus.close();

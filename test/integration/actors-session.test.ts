@@ -75,7 +75,7 @@ function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: strin
     log: quiet,
     onGone: gone,
     startWorker,
-    supervision: { intensity: 2, periodMs: 60_000, backoffMs: 10, maxBackoffMs: 20 },
+    supervision: { intensity: 2, periodMs: 60_000, backoffMs: 10, maxBackoffMs: 20, shutdownMs: 5000 },
   });
   actors.push(actor);
   actor.start();
@@ -178,7 +178,7 @@ test('a session finished elsewhere makes its actor stop the worker', async () =>
   let stopped = false;
   const actor = startActor(r, () => {
     const child = idleWorker()();
-    return { done: child.done, stop: async () => { stopped = true; await child.stop(); } };
+    return { done: child.done, stop: async (graceMs) => { stopped = true; await child.stop(graceMs); } };
   });
   const finished = await store.update(r.id, (current) => ({ ...current, state: 'finished', stopReason: 'client', finishedAt: Date.now() }));
   actor.send({ type: 'record', record: finished!.record });
