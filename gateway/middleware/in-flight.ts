@@ -4,7 +4,7 @@
 // body included.
 import type { Context, Next } from 'koa';
 import type { Counts } from '../counts.ts';
-import { callerOf } from '../routes/bus-call.ts';
+import { callerOf } from '../auth/caller.ts';
 import { refuse } from './refuse.ts';
 
 export function inFlight(perUser: Counts) {

@@ -2,7 +2,7 @@
 import type { Context } from 'koa';
 import { ServiceError } from '../../bus/errors.ts';
 import { budgetHeaders, type Budget, type RateLimit } from '../rate-limit.ts';
-import { callerOf } from '../routes/bus-call.ts';
+import { callerOf } from '../auth/caller.ts';
 
 export function refuse(ctx: Context, budget: Budget, message: string): ServiceError {
   ctx.set(budgetHeaders(budget));

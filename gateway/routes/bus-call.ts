@@ -1,7 +1,5 @@
 // The gateway's only way to get anything done: one bus request per REST call.
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Context } from 'koa';
-import type { Caller } from '../../bus/contracts/session.ts';
 import type { Operation, ReplyOf, RequestOf } from '../../bus/operations.ts';
 import { call, type RequestObserver } from '../../bus/rpc.ts';
 
@@ -10,4 +8,3 @@ export type Send = <O extends Operation>(operation: O, request: RequestOf<O>) =>
 export const busSender = (nc: NatsConnection, timeoutMs: number, observe?: RequestObserver): Send => (operation, request) =>
   call(nc, operation, request, timeoutMs, observe);
 
-export const callerOf = (ctx: Context): Caller => ctx.state.caller as Caller;

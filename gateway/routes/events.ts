@@ -14,7 +14,8 @@ import { parse } from '../../bus/validate.ts';
 import type { Context } from 'koa';
 import { spend } from '../middleware/refuse.ts';
 import type { UserBudgets } from '../user-budgets.ts';
-import { callerOf, type Send } from './bus-call.ts';
+import { callerOf } from '../auth/caller.ts';
+import type { Send } from './bus-call.ts';
 
 export const EventBatch = Type.Array(EventInput, { minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST });
 export const SourcedEvent = Type.Object(

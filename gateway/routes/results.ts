@@ -3,7 +3,8 @@ import Router from '@koa/router';
 import { TimelineQuery, TotalsQuery, TranscriptionQuery } from '../../bus/contracts/results.ts';
 import type { Operation } from '../../bus/operations.ts';
 import { parse } from '../../bus/validate.ts';
-import { callerOf, type Send } from './bus-call.ts';
+import { callerOf } from '../auth/caller.ts';
+import type { Send } from './bus-call.ts';
 import { foldExpand } from './expand.ts';
 
 const TIMELINES: Record<string, Operation & ('emotions.timeline' | 'audio.features' | 'audio.sentiment')> = {

@@ -13,7 +13,8 @@ import { parseStreamUri } from '../../bus/stream-uri.ts';
 import { parse } from '../../bus/validate.ts';
 import { spend } from '../middleware/refuse.ts';
 import type { UserBudgets } from '../user-budgets.ts';
-import { callerOf, type Send } from './bus-call.ts';
+import { callerOf } from '../auth/caller.ts';
+import type { Send } from './bus-call.ts';
 
 export function sessionRoutes(send: Send, budgets: UserBudgets): Router {
   const router = new Router({ prefix: '/v1/sessions' });
