@@ -75,14 +75,16 @@ test('the defaults fit ordinary use', () => {
   assert.ok(defaults.eventBytesPerSecond >= defaults.bodyLimitBytes, 'a largest body of events passes');
 });
 
-test("1,500 concurrent reads of one user are mostly refused with 429, none times out, and another user's reads answer 200", async () => {
+test("1,500 concurrent reads of one user: past its requests in flight refused with 429, none times out, and another user's reads answer 200", async () => {
   const [heavy, light] = await Promise.all([userToken('heavy'), userToken('light')]);
   const burst = Promise.all(Array.from({ length: 1500 }, () => services.api('GET', '/v1/sessions?limit=1', { token: heavy })));
   const others: Reply[] = [];
   for (let i = 0; i < 10; i++) others.push(await services.api('GET', '/v1/sessions?limit=1', { token: light }));
   const seen = statuses(await burst);
-  assert.ok((seen[429] ?? 0) >= 1000, `the heavy user's answers: ${JSON.stringify(seen)}`);
-  assert.is(seen[503], undefined, `the heavy user's answers: ${JSON.stringify(seen)}`);
+  // How many are refused depends on how fast the others are answered; that some are, and
+  // that none is anything but answered or refused, does not.
+  assert.ok((seen[429] ?? 0) >= 1, `the heavy user's answers: ${JSON.stringify(seen)}`);
+  assert.is((seen[200] ?? 0) + (seen[429] ?? 0), 1500, `the heavy user's answers: ${JSON.stringify(seen)}`);
   assert.equal(statuses(others), { 200: 10 });
   const refused = (await Promise.all(Array.from({ length: 40 }, () => services.api('GET', '/v1/sessions?limit=1', { token: heavy })))).find((r) => r.status === 429);
   if (refused) assertRefusedBy(refused, defaults.requestsInFlightPerUser, /in flight/);
