@@ -107,9 +107,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // actor host
     hostId: read.identifier('HOST_ID', `${hostname()}-${process.pid}`),
     hostCapacity: read.number('HOST_CAPACITY', 16, 1),
-    // Sessions a host takes within 10 s, before its load signal has seen them: one per core, so a
-    // burst of creates cannot fill a host past what it sustains (actors/new-sessions.ts).
-    hostAdmissionBurst: read.wholeNumber('HOST_ADMISSION_BURST', availableParallelism(), 1),
     sessionMaxSeconds: read.number('SESSION_MAX_SECONDS', 43200, 1),
     // Quotas: active sessions per user across the cluster, sensor sources per session.
     userMaxActiveSessions: read.number('USER_MAX_ACTIVE_SESSIONS', 8, 1),

@@ -48,6 +48,12 @@ const api = <Request extends TSchema, Reply extends TSchema>(name: string, reque
 export const operations = {
   // Creation goes only to hosts with a free slot; everything else to any responder.
   'sessions.create': { subject: subjects.create, request: CreateSessionRequest, reply: Session },
+  // Asked when no host has room for a create: when one of them expects to have it.
+  'sessions.room': {
+    subject: subjects.room,
+    request: Type.Object({}),
+    reply: Type.Object({ retryAfterMs: Type.Integer({ minimum: 0 }) }),
+  },
   'sessions.get': api('sessions.get', SessionRef, Session),
   'sessions.list': api('sessions.list', ListSessionsRequest, SessionPage),
   'sessions.update': api('sessions.update', UpdateSessionRequest, Session),
