@@ -7,17 +7,17 @@ import type { Config } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import { serveHealth } from '../bus/health.ts';
 import type { Session, SessionRecord } from '../bus/contracts/session.ts';
-import { badRequest, overloaded } from '../bus/errors.ts';
+import { overloaded } from '../bus/errors.ts';
 import type { Logger } from '../bus/log.ts';
 import { serve, type CallContext, type RequestOf } from '../bus/rpc.ts';
 import { presentSession, publicRecord } from '../bus/session-view.ts';
-import { parseStreamUri } from '../bus/stream-uri.ts';
 import { queues } from '../bus/subjects.ts';
 import { serveEvents } from './api/events.ts';
 import { serveSessions } from './api/sessions.ts';
 import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
+import { streamResolver } from './egress/resolver.ts';
 import { expressionSettingsOf } from './face/expression-reader.ts';
 import { FaceThread } from './face/threaded.ts';
 import { CpuUse } from './cpu-use.ts';
@@ -111,7 +111,11 @@ export class ActorHost {
         maxBacklogSeconds: config.voiceMaxBacklogSeconds,
         observeInference: metrics.observeInference,
       }),
-      egress: new EgressPolicy(parseAllowance(config.allowPrivateStreamHosts), config.egressGuardLibrary),
+      egress: new EgressPolicy(
+        parseAllowance(config.allowPrivateStreamHosts),
+        config.egressGuardLibrary,
+        streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs }),
+      ),
       pull: {
         ffmpegPath: config.ffmpegPath,
         fps: config.analysisFps,
@@ -150,6 +154,7 @@ export class ActorHost {
       keys: await IdempotencyKeys.open(js, config.idempotencyKeySeconds * 1000, config.natsReplicas),
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
+      streamRefusal: (stream) => resources.egress.refusal(stream.hostname, stream.port),
     };
     const cpu = new CpuUse(WINDOW_MS);
     const reservations = new Reservations(WINDOW_MS);
@@ -228,9 +233,6 @@ export class ActorHost {
   }
 
   private async create(request: RequestOf<'sessions.create'>, { deadline }: CallContext): Promise<Session> {
-    const stream = parseStreamUri(request.body.streamUri);
-    const refusal = await this.parts.resources.egress.refusal(stream.hostname, stream.port);
-    if (refusal) throw badRequest('invalid_body', `body.streamUri: ${refusal}`, [{ field: 'body.streamUri', message: refusal }]);
     // Creates that arrived together all passed the subscription: each checks again.
     const room = this.room();
     if (!room.fits) throw overloaded(room.retryAfterMs);

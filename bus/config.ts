@@ -119,6 +119,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     takeoverSeconds: read.number('TAKEOVER_SECONDS', 10, 0.5),
     // "false", "true" or a list of host:port, ip:port, cidr[:port] (actors/egress/allowance.ts).
     allowPrivateStreamHosts: read.text('ALLOW_PRIVATE_STREAM_HOSTS', 'false'),
+    // Where a stream's host name is resolved at creation, and how long it may take (actors/egress/resolver.ts).
+    streamDnsServers: read.text('STREAM_DNS_SERVERS', '').split(',').map((server) => server.trim()).filter(Boolean),
+    streamDnsTimeoutMs: read.number('STREAM_DNS_TIMEOUT_MS', 2000, 1),
     // Loaded into ffmpeg to hold every connection it makes to the policy above; built by ops/setup.sh.
     egressGuardLibrary: read.text('EGRESS_GUARD_LIBRARY', resolve(varDir, 'lib', 'egress-guard.so')),
     analysisFps: read.number('ANALYSIS_FPS', 4, 0.1),

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { parseAllowance } from '../../actors/egress/allowance.ts';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
+import { streamResolver } from '../../actors/egress/resolver.ts';
 import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/ingest.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
@@ -268,7 +269,7 @@ test('credentials in the URI never reach the reason', async () => {
 });
 
 test('ffprobe runs with the environment given, the egress guard included', async () => {
-  const env = await new EgressPolicy(parseAllowance('false'), config.egressGuardLibrary).guardEnvironment();
+  const env = await new EgressPolicy(parseAllowance('false'), config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })).guardEnvironment();
   const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3, env });
   let info = false;
   ingest.on('info', () => (info = true));
