@@ -34,6 +34,7 @@ import { admitSession, type AdmissionDeps } from './session/admission.ts';
 import { IdempotencyKeys } from './session/idempotency.ts';
 import { LeaseClock } from './session/lease-clock.ts';
 import { isStale, takeOver } from './session/lifecycle.ts';
+import { ABANDONED_MS, resumeDeletion } from './session/deletion.ts';
 import { UserQuotas } from './session/quotas.ts';
 import { SessionStore } from './session/store.ts';
 import { SpeechToTextPool } from './transcript/pool.ts';
@@ -64,6 +65,8 @@ export class ActorHost {
   private readonly reserved = new Map<string, Reservation>();
   /** Active sessions seen on the KV, for spotting the ones whose host stopped beating. */
   private readonly active = new Map<string, SessionRecord>();
+  /** Sessions being deleted, by when their deletion last took them: resumed once abandoned. */
+  private readonly deleting = new Map<string, number>();
   private readonly subscriptions: Subscription[] = [];
   private createSubscription?: Subscription;
   private takeoverTimer?: NodeJS.Timeout;
@@ -278,6 +281,8 @@ export class ActorHost {
     await this.parts.store.records.watch((record) => {
       if (record.state === 'active') this.active.set(record.id, record);
       else this.active.delete(record.id);
+      if (record.deletingSince !== undefined) this.deleting.set(record.id, record.deletingSince);
+      else this.deleting.delete(record.id);
       this.actors.get(record.id)?.send({ type: 'record', record });
     });
   }
@@ -291,6 +296,7 @@ export class ActorHost {
       // takeover period of a writable bucket to show it is alive.
       if ((await this.leaseClock.writableFor()) < takeoverMs) return;
       await this.takeOver(takeoverMs);
+      await this.resumeDeletions();
     } finally {
       this.takingOver = false;
     }
@@ -304,6 +310,16 @@ export class ActorHost {
       if (!claimed) continue;
       this.parts.log.info({ session: record.id, previousOwner: record.owner }, 'took over a session whose host stopped');
       this.startActor(claimed, this.parts.reservations.reserve());
+    }
+  }
+
+  private async resumeDeletions(): Promise<void> {
+    for (const [id, since] of this.deleting) {
+      if (this.stopping) return;
+      if (Date.now() - since < ABANDONED_MS) continue;
+      // Taking it again writes a new deletingSince, which the watch brings back here.
+      this.deleting.delete(id);
+      await resumeDeletion(this.parts.nc, this.parts.store, id, this.parts.log);
     }
   }
 

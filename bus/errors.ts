@@ -32,6 +32,7 @@ export const overloaded = (retryAfterMs?: number) =>
     retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(retryAfterMs / 1000)),
   );
 export const unavailable = (message: string) => new ServiceError(503, 'unavailable', message);
+export const beingDeleted = () => new ServiceError(409, 'being_deleted', 'the session is being deleted');
 export const quotaExceeded = (message: string) => new ServiceError(429, 'quota_exceeded', message);
 
 /**
