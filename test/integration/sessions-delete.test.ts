@@ -1,10 +1,16 @@
 // One purge per session (actors/session/deletion.ts): concurrent DELETEs of a session run one
 // purge, the others answer 404 or 409; a session being deleted cannot be renamed; the mutations
 // issued are counted. One user's delete flood leaves another user's answers as they were.
+import { connect } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
+import { ABANDONED_MS } from '../../actors/session/deletion.ts';
+import { buckets } from '../../bus/subjects.ts';
 
 const FLOOD = 30;
 /** The tables a purge deletes from (storage/purge.ts): six of results, event_spans, sessions. */
@@ -53,6 +59,32 @@ test('a flood of DELETEs of one session runs one purge; renames meanwhile are 40
   const bobAfter = await services.api('GET', `/v1/sessions/${kept}`, { token: bob.token });
   assert.equal(bobAfter.body, bobBefore.body);
   assert.is((await services.api('DELETE', `/v1/sessions/${kept}`, { token: bob.token })).status, 204);
+});
+
+test('a deletion left half-way is finished by the service, not the client', async () => {
+  const { alice, bob } = services.users;
+  const id = await finishedSession(alice.token, 'left half-way');
+  const kept = await finishedSession(bob.token, 'kept');
+  const before = await mutations();
+  // The state a deletion leaves when its purge failed and its request ran out of time (or its host died).
+  const nc = await connect({ servers: process.env.NATS_URL });
+  try {
+    const kv = await new Kvm(jetstream(nc)).open(buckets.sessions);
+    const entry = await kv.get(id);
+    assert.ok(entry, 'the record');
+    await kv.update(id, JSON.stringify({ ...entry.json<object>(), deletingSince: Date.now() - ABANDONED_MS }), entry.revision);
+  } finally {
+    await nc.close();
+  }
+  const again = await services.api('DELETE', `/v1/sessions/${id}`, { token: alice.token });
+  assert.equal([again.status, again.body.code], [409, 'being_deleted']);
+  const rename = await services.api('PATCH', `/v1/sessions/${id}`, { body: { name: 'renamed' }, token: alice.token });
+  assert.equal([rename.status, rename.body.code], [409, 'being_deleted']);
+
+  await waitUntil('the deletion finished by a host', async () =>
+    (await services.api('GET', `/v1/sessions/${id}`, { token: alice.token })).status === 404, 60_000);
+  assert.is(await mutations(), before + MUTATIONS_PER_PURGE, 'one purge');
+  assert.is((await services.api('GET', `/v1/sessions/${kept}`, { token: bob.token })).status, 200);
 });
 
 test.run();
