@@ -105,6 +105,12 @@ export class HostLoad {
     return undefined;
   }
 
+  /** At the soonest, how long until a host that is behind keeps up again (0 while it keeps up). */
+  keepsUpInMs(): number {
+    if (!this.wasBehind) return 0;
+    return KEEP_UP_FOR_MS - (this.withinSince === undefined ? 0 : this.now() - this.withinSince);
+  }
+
   private current(): Slot {
     const at = Math.floor(this.now() / SLOT_MS) * SLOT_MS;
     const last = this.slots[this.slots.length - 1];

@@ -1,28 +1,31 @@
 // An actor host: runs the session actors it owns, answers the API requests that change
 // sessions, and takes over sessions whose host died. Stored results are the storage service's.
+import { availableParallelism } from 'node:os';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Config } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import type { Session, SessionRecord } from '../bus/contracts/session.ts';
-import { badRequest, overloaded } from '../bus/errors.ts';
+import { overloaded } from '../bus/errors.ts';
 import type { Logger } from '../bus/log.ts';
 import { serve, type CallContext, type RequestOf } from '../bus/rpc.ts';
 import { presentSession, publicRecord } from '../bus/session-view.ts';
-import { parseStreamUri } from '../bus/stream-uri.ts';
 import { queues } from '../bus/subjects.ts';
 import { serveEvents } from './api/events.ts';
 import { serveSessions } from './api/sessions.ts';
 import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
+import { streamResolver } from './egress/resolver.ts';
 import { expressionSettingsOf } from './face/expression-settings.ts';
 import { FaceThread } from './face/threaded.ts';
+import { CpuUse } from './cpu-use.ts';
 import { HostLoad, WINDOW_MS } from './host-load.ts';
+import { roomFor, type Room } from './host-room.ts';
+import { Reservations, type Reservation } from './reservations.ts';
 import type { HostMetrics } from './metrics.ts';
 import { MODEL_FILES } from './models/files.ts';
 import { assertModels } from './models/required.ts';
-import { NewSessions } from './new-sessions.ts';
 import { RowPublisher } from './rows.ts';
 import { SessionActor } from './session/actor.ts';
 import type { WorkerResources } from './session/worker.ts';
@@ -30,6 +33,7 @@ import { admitSession, type AdmissionDeps } from './session/admission.ts';
 import { IdempotencyKeys } from './session/idempotency.ts';
 import { LeaseClock } from './session/lease-clock.ts';
 import { isStale, takeOver } from './session/lifecycle.ts';
+import { ABANDONED_MS, resumeDeletion } from './session/deletion.ts';
 import { UserQuotas } from './session/quotas.ts';
 import { SessionStore } from './session/store.ts';
 import { SpeechToTextPool } from './transcript/pool.ts';
@@ -50,13 +54,18 @@ interface HostParts {
   log: Logger;
   metrics: HostMetrics;
   load: HostLoad;
-  newSessions: NewSessions;
+  cpu: CpuUse;
+  reservations: Reservations;
 }
 
 export class ActorHost {
   private readonly actors = new Map<string, SessionActor>();
+  /** The reservation of each session whose cost is not measured yet (reservations.ts). */
+  private readonly reserved = new Map<string, Reservation>();
   /** Active sessions seen on the KV, for spotting the ones whose host stopped beating. */
   private readonly active = new Map<string, SessionRecord>();
+  /** Sessions being deleted, by when their deletion last took them: resumed once abandoned. */
+  private readonly deleting = new Map<string, number>();
   private readonly subscriptions: Subscription[] = [];
   private createSubscription?: Subscription;
   private takeoverTimer?: NodeJS.Timeout;
@@ -105,7 +114,11 @@ export class ActorHost {
         maxBacklogSeconds: config.voiceMaxBacklogSeconds,
         observeInference: metrics.observeInference,
       }),
-      egress: new EgressPolicy(parseAllowance(config.allowPrivateStreamHosts), config.egressGuardLibrary),
+      egress: new EgressPolicy(
+        parseAllowance(config.allowPrivateStreamHosts),
+        config.egressGuardLibrary,
+        streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs }),
+      ),
       pull: {
         ffmpegPath: config.ffmpegPath,
         fps: config.analysisFps,
@@ -144,9 +157,11 @@ export class ActorHost {
       keys: await IdempotencyKeys.open(js, config.idempotencyKeySeconds * 1000, config.natsReplicas),
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
+      streamRefusal: (stream) => resources.egress.refusal(stream.hostname, stream.port),
     };
-    const newSessions = new NewSessions(config.hostAdmissionBurst, WINDOW_MS);
-    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log, metrics, load, newSessions });
+    const cpu = new CpuUse(WINDOW_MS);
+    const reservations = new Reservations(WINDOW_MS);
+    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log, metrics, load, cpu, reservations });
     await host.run();
     return host;
   }
@@ -163,23 +178,50 @@ export class ActorHost {
     );
     await this.watchSessions();
     this.takeoverTimer = setInterval(() => void this.takeOverStale(), this.parts.config.heartbeatSeconds * 1000);
-    this.loadTimer = setInterval(() => this.updateCapacity(), LOAD_CHECK_MS);
-    this.updateCapacity();
+    this.loadTimer = setInterval(() => void this.checkLoad(), LOAD_CHECK_MS);
+    await this.checkLoad();
+    this.subscriptions.push(
+      serve(this.parts.nc, 'sessions.room', async () => {
+        const room = this.room();
+        return { retryAfterMs: room.fits ? 0 : room.retryAfterMs };
+      }, { queue: queues.hosts, log: this.parts.log, observe: this.parts.metrics.bus }),
+    );
     this.parts.log.info({ capacity: this.parts.config.hostCapacity }, 'actor host ready');
   }
 
-  /**
-   * Listens for new sessions only while a slot is free, the host keeps up with the sessions it
-   * has, and it has not just taken as many as its load signal can judge at once: a full or busy
-   * cluster answers 503 at once.
-   */
+  /** Measures the CPU used, notes which new sessions' media flows, and updates the room. */
+  private async checkLoad(): Promise<void> {
+    await this.parts.cpu.sample();
+    for (const [id, reservation] of this.reserved) {
+      if (reservation.released) this.reserved.delete(id);
+      else if (this.actors.get(id)?.reportedWorkerState === 'working') this.parts.reservations.working(reservation);
+    }
+    this.updateCapacity();
+  }
+
+  private room(): Room {
+    const { config, load, cpu, reservations } = this.parts;
+    return roomFor({
+      cores: availableParallelism(),
+      capacity: config.hostCapacity,
+      sessions: this.actors.size,
+      measuredCores: cpu.cores(),
+      reservationEnds: reservations.expectedEnds(),
+      // A host with no session has none to protect: what its window saw belonged to sessions now gone.
+      behindForMs: this.stopping ? WINDOW_MS : this.actors.size === 0 ? 0 : load.keepsUpInMs(),
+      windowMs: WINDOW_MS,
+      now: Date.now(),
+    });
+  }
+
+  /** Listens for new sessions only while there is room for one: a full or busy cluster answers 503 at once. */
   private updateCapacity(): void {
     const behind = this.parts.load.behind();
     // Logged when it changes, not with every new figure while it lasts.
     if (behind && !this.behind) this.parts.log.warn({ sessions: this.actors.size, behind }, 'host behind: taking no new session');
     if (!behind && this.behind) this.parts.log.info({ sessions: this.actors.size }, 'host keeps up again: taking new sessions');
     this.behind = behind;
-    const free = !this.stopping && !behind && this.actors.size < this.parts.config.hostCapacity && this.parts.newSessions.room();
+    const free = this.room().fits;
     if (free && !this.createSubscription) {
       this.createSubscription = serve(this.parts.nc, 'sessions.create', (request, context) => this.create(request, context), {
         queue: queues.hosts,
@@ -193,27 +235,26 @@ export class ActorHost {
   }
 
   private async create(request: RequestOf<'sessions.create'>, { deadline }: CallContext): Promise<Session> {
-    const stream = parseStreamUri(request.body.streamUri);
-    const refusal = await this.parts.resources.egress.refusal(stream.hostname, stream.port);
-    if (refusal) throw badRequest('invalid_body', `body.streamUri: ${refusal}`, [{ field: 'body.streamUri', message: refusal }]);
-    if (this.actors.size >= this.parts.config.hostCapacity || this.behind) throw overloaded();
-    const release = this.parts.newSessions.claim();
-    if (!release) throw overloaded();
+    // Creates that arrived together all passed the subscription: each checks again.
+    const room = this.room();
+    if (!room.fits) throw overloaded(room.retryAfterMs);
+    const reservation = this.parts.reservations.reserve();
     this.updateCapacity();
     const giveBack = () => {
-      release();
+      this.parts.reservations.release(reservation);
       this.updateCapacity();
     };
     const admitted = await admitSession(this.parts.admission, request, deadline).catch((error: unknown) => {
       giveBack();
       throw error;
     });
-    if (admitted.created) this.startActor(admitted.record);
+    if (admitted.created) this.startActor(admitted.record, reservation);
     else giveBack();
     return presentSession(publicRecord(admitted.record));
   }
 
-  private startActor(record: SessionRecord): void {
+  /** Runs a session on this host; it holds `reservation` until its cost is measured. */
+  private startActor(record: SessionRecord, reservation: Reservation): void {
     const actor = new SessionActor({
       record,
       hostId: this.parts.id,
@@ -224,10 +265,13 @@ export class ActorHost {
       log: this.parts.log,
       onGone: (id) => {
         this.actors.delete(id);
+        this.parts.reservations.release(reservation);
+        this.reserved.delete(id);
         this.updateCapacity();
       },
     });
     this.actors.set(record.id, actor);
+    this.reserved.set(record.id, reservation);
     this.updateCapacity();
     actor.start();
   }
@@ -236,6 +280,8 @@ export class ActorHost {
     await this.parts.store.records.watch((record) => {
       if (record.state === 'active') this.active.set(record.id, record);
       else this.active.delete(record.id);
+      if (record.deletingSince !== undefined) this.deleting.set(record.id, record.deletingSince);
+      else this.deleting.delete(record.id);
       this.actors.get(record.id)?.send({ type: 'record', record });
     });
   }
@@ -249,6 +295,7 @@ export class ActorHost {
       // takeover period of a writable bucket to show it is alive.
       if ((await this.leaseClock.writableFor()) < takeoverMs) return;
       await this.takeOver(takeoverMs);
+      await this.resumeDeletions();
     } finally {
       this.takingOver = false;
     }
@@ -261,7 +308,17 @@ export class ActorHost {
       const claimed = await takeOver(this.parts.store, record.id, this.parts.id, takeoverMs);
       if (!claimed) continue;
       this.parts.log.info({ session: record.id, previousOwner: record.owner }, 'took over a session whose host stopped');
-      this.startActor(claimed);
+      this.startActor(claimed, this.parts.reservations.reserve());
+    }
+  }
+
+  private async resumeDeletions(): Promise<void> {
+    for (const [id, since] of this.deleting) {
+      if (this.stopping) return;
+      if (Date.now() - since < ABANDONED_MS) continue;
+      // Taking it again writes a new deletingSince, which the watch brings back here.
+      this.deleting.delete(id);
+      await resumeDeletion(this.parts.nc, this.parts.store, id, this.parts.log);
     }
   }
 

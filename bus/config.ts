@@ -123,9 +123,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // actor host
     hostId: read.identifier('HOST_ID', `${hostname()}-${process.pid}`),
     hostCapacity: read.number('HOST_CAPACITY', 16, 1),
-    // Sessions a host takes within 10 s, before its load signal has seen them: one per core, so a
-    // burst of creates cannot fill a host past what it sustains (actors/new-sessions.ts).
-    hostAdmissionBurst: read.wholeNumber('HOST_ADMISSION_BURST', availableParallelism(), 1),
     sessionMaxSeconds: read.number('SESSION_MAX_SECONDS', 43200, 1),
     // Quotas: active sessions per user across the cluster, sensor sources per session.
     userMaxActiveSessions: read.number('USER_MAX_ACTIVE_SESSIONS', 8, 1),
@@ -138,6 +135,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     takeoverSeconds: read.number('TAKEOVER_SECONDS', 10, 0.5),
     // "false", "true" or a list of host:port, ip:port, cidr[:port] (actors/egress/allowance.ts).
     allowPrivateStreamHosts: read.text('ALLOW_PRIVATE_STREAM_HOSTS', 'false'),
+    // Where a stream's host name is resolved at creation, and how long it may take (actors/egress/resolver.ts).
+    streamDnsServers: read.text('STREAM_DNS_SERVERS', '').split(',').map((server) => server.trim()).filter(Boolean),
+    streamDnsTimeoutMs: read.number('STREAM_DNS_TIMEOUT_MS', 2000, 1),
     // Loaded into ffmpeg to hold every connection it makes to the policy above; built by ops/setup.sh.
     egressGuardLibrary: read.text('EGRESS_GUARD_LIBRARY', resolve(varDir, 'lib', 'egress-guard.so')),
     analysisFps: read.number('ANALYSIS_FPS', 4, 0.1),

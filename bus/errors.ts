@@ -11,6 +11,8 @@ export class ServiceError extends Error {
     readonly code: string,
     message: string,
     readonly details?: ErrorDetail[],
+    /** When the client may expect success on a retry, in whole seconds; the gateway's Retry-After. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'ServiceError';
@@ -20,9 +22,17 @@ export class ServiceError extends Error {
 export const badRequest = (code: string, message: string, details?: ErrorDetail[]) =>
   new ServiceError(400, code, message, details);
 export const notFound = (what = 'session') => new ServiceError(404, 'not_found', `${what} not found`);
-export const overloaded = () =>
-  new ServiceError(503, 'overloaded', 'no analysis capacity is free right now; retry later');
+/** No host has room; `retryAfterMs`: when one expects to, if known. */
+export const overloaded = (retryAfterMs?: number) =>
+  new ServiceError(
+    503,
+    'overloaded',
+    'no analysis capacity is free right now; retry later',
+    undefined,
+    retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(retryAfterMs / 1000)),
+  );
 export const unavailable = (message: string) => new ServiceError(503, 'unavailable', message);
+export const beingDeleted = () => new ServiceError(409, 'being_deleted', 'the session is being deleted');
 export const quotaExceeded = (message: string) => new ServiceError(429, 'quota_exceeded', message);
 
 /**

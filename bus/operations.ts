@@ -57,6 +57,13 @@ const api = <Request extends TSchema, Reply extends TSchema>(answeredBy: Service
 export const operations = {
   // Creation goes only to hosts with a free slot; everything else to any responder.
   'sessions.create': { subject: subjects.create, request: CreateSessionRequest, reply: Session, answeredBy: 'actors' },
+  // Asked when no host has room for a create: when one of them expects to have it.
+  'sessions.room': {
+    subject: subjects.room,
+    request: Type.Object({}),
+    reply: Type.Object({ retryAfterMs: Type.Integer({ minimum: 0 }) }),
+    answeredBy: 'actors',
+  },
   'sessions.get': api('actors', 'sessions.get', SessionRef, Session),
   'sessions.list': api('storage', 'sessions.list', ListSessionsRequest, SessionPage),
   'sessions.update': api('actors', 'sessions.update', UpdateSessionRequest, Session),

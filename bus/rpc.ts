@@ -59,6 +59,7 @@ async function exchange<O extends Operation>(
     h.set(DEADLINE_HEADER, String(Date.now() + timeoutMs));
     reply = await nc.request(operations[operation].subject, JSON.stringify(request), { timeout: timeoutMs, headers: h });
   } catch (error) {
+    if (operation === 'sessions.create' && isNoResponders(error)) throw overloaded(await roomExpectedIn(nc, timeoutMs));
     throw asServiceError(error, operation);
   }
   let body: unknown;
@@ -69,19 +70,33 @@ async function exchange<O extends Operation>(
   }
   const status = Number(reply.headers?.get(ERROR_CODE));
   if (status) {
-    const error = body as { code?: unknown; message?: unknown; details?: [] };
-    throw new ServiceError(status, String(error.code), String(error.message), error.details);
+    const error = body as { code?: unknown; message?: unknown; details?: []; retryAfterSeconds?: unknown };
+    const retryAfter = typeof error.retryAfterSeconds === 'number' ? error.retryAfterSeconds : undefined;
+    throw new ServiceError(status, String(error.code), String(error.message), error.details, retryAfter);
   }
   return body as ReplyOf<O>;
 }
 
+const isNoResponders = (error: unknown) =>
+  error instanceof Error &&
+  (error.name === 'NoRespondersError' ||
+    error.cause instanceof Error && error.cause.name === 'NoRespondersError' ||
+    ('isNoResponders' in error && typeof error.isNoResponders === 'function' && error.isNoResponders()));
+
+// The answer of any host will do; one that cannot answer quickly leaves the 503 without a Retry-After.
+const ROOM_TIMEOUT_MS = 1000;
+
+/** How long until a host expects room (a host's own estimate: any one host answers); undefined if none answers in time. */
+async function roomExpectedIn(nc: NatsConnection, timeoutMs: number): Promise<number | undefined> {
+  try {
+    return (await exchange(nc, 'sessions.room', {}, Math.min(timeoutMs, ROOM_TIMEOUT_MS))).retryAfterMs;
+  } catch {
+    return undefined;
+  }
+}
+
 function asServiceError(error: unknown, operation: Operation): ServiceError {
-  const noResponders =
-    error instanceof Error &&
-    (error.name === 'NoRespondersError' ||
-      error.cause instanceof Error && error.cause.name === 'NoRespondersError' ||
-      ('isNoResponders' in error && typeof error.isNoResponders === 'function' && error.isNoResponders()));
-  if (noResponders) {
+  if (isNoResponders(error)) {
     return operation === 'sessions.create' ? overloaded() : unavailable('no actor host is reachable; retry later');
   }
   if (error instanceof Error && error.name === 'TimeoutError') {
@@ -198,7 +213,8 @@ function respondError(msg: Msg, error: unknown, operation: string, log: Logger):
   const h = headers();
   h.set(ERROR, headerText(failure.message));
   h.set(ERROR_CODE, String(failure.status));
-  msg.respond(JSON.stringify({ code: failure.code, message: failure.message, details: failure.details }), {
+  const { code, message, details, retryAfterSeconds } = failure;
+  msg.respond(JSON.stringify({ code, message, details, retryAfterSeconds }), {
     headers: h,
   });
   return failure.status;

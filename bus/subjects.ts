@@ -4,6 +4,8 @@ const root = 'emo';
 export const subjects = {
   /** Session creation: only actor hosts with a free slot listen (queue group `hosts`). */
   create: `${root}.sessions.create`,
+  /** When a host expects room for a new session: asked when none listens on `create`. */
+  room: `${root}.sessions.room`,
   /** Every other API call: `emo.api.<operation>`, served by any host (queue group `api`). */
   api: (operation: string) => `${root}.api.${operation}`,
   apiWildcard: `${root}.api.>`,

@@ -3,7 +3,7 @@
 // far behind the writers are. ROWS and its consumer are shared by every writer, so each
 // writing service reports the same backlog: aggregate those with max(), not sum().
 import type { JetStreamManager } from '@nats-io/jetstream';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../bus/log.ts';
 import { busRequestMetrics } from '../bus/request-metrics.ts';
 import type { RequestObserver } from '../bus/rpc.ts';
@@ -23,9 +23,17 @@ export function writerLagSeconds(state: { messages: number; first_ts: string }, 
 
 export class StorageMetrics {
   readonly bus: RequestObserver;
+  /** Counts the ALTER ... DELETE mutations a purge issued: each rewrites a month of a shared table. */
+  readonly purgeMutations: (count: number) => void;
 
   constructor(private readonly registry: Registry) {
     this.bus = busRequestMetrics(registry);
+    const mutations = new Counter({
+      name: 'emo_purge_mutations_total',
+      help: 'ALTER TABLE ... DELETE mutations issued to remove deleted sessions',
+      registers: [registry],
+    });
+    this.purgeMutations = (count) => mutations.inc(count);
   }
 
   /** Reads the writer's totals, and ROWS and its consumer from the server, at each scrape. */

@@ -55,13 +55,14 @@ export async function purgeSession(
   deadline: number,
   schema: Schema,
   cluster?: ClusterNodes,
+  countMutations?: (count: number) => void,
 ): Promise<void> {
   const until = deadline - REPLY_MARGIN_MS;
   const settled = async () => Date.now() >= (record.finishedAt ?? 0) + SETTLE_MS && (await rowsOnTheWay(jsm, record.id)) === 0;
   if (!(await waitFor(settled, until))) {
     throw unavailable('rows of this session are still on their way to storage; nothing was deleted, retry shortly');
   }
-  await deleteSessionRows(clickhouse, schema, record, until, cluster);
+  await deleteSessionRows(clickhouse, schema, record, until, cluster, countMutations);
 }
 
 /**
@@ -75,8 +76,10 @@ export async function deleteSessionRows(
   record: SessionRecord,
   until: number,
   cluster?: ClusterNodes,
+  countMutations?: (count: number) => void,
 ): Promise<void> {
   const deletions = sessionRows(record).map(({ table, where }) => schema.deleteWhere(table, where));
+  countMutations?.(deletions.length);
   if (!schema.cluster) {
     for (const deletion of deletions) await clickhouse.command({ query: schema.onEveryNode(deletion) });
     await waitFor(async () => (await mutationsRunning(clickhouse, record.id)) === 0, until);

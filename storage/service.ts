@@ -80,7 +80,7 @@ export class StorageService {
       serveSessionList(nc, records, clickhouse, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, clickhouse, log, observe),
       serveSessionIndex(nc, clickhouse, log, observe),
-      serveSessionPurge(nc, records, clickhouse, jsm, new Schema(options.database, cluster?.name), cluster, log, observe),
+      serveSessionPurge(nc, records, clickhouse, jsm, new Schema(options.database, cluster?.name), cluster, log, observe, options.metrics?.purgeMutations),
     );
     log.info({ writer: options.writer }, 'storage service ready');
     return service;

@@ -1,7 +1,7 @@
 // Session requests that any actor host answers: read, rename, stop, delete.
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Session } from '../../bus/contracts/session.ts';
-import { badRequest, notFound } from '../../bus/errors.ts';
+import { badRequest, beingDeleted, notFound } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
 import { queues } from '../../bus/subjects.ts';
 import { serve, type RequestObserver } from '../../bus/rpc.ts';
@@ -20,7 +20,10 @@ export function serveSessions(nc: NatsConnection, store: SessionStore, log: Logg
 
     serve(nc, 'sessions.update', async ({ caller, session, body }): Promise<Session> => {
       await store.records.owned(caller, session);
-      const updated = await store.update(session, (record) => ({ ...record, name: body.name }));
+      const updated = await store.update(session, (record) => {
+        if (record.deletingSince !== undefined) throw beingDeleted();
+        return { ...record, name: body.name };
+      });
       if (!updated) throw notFound();
       return presentSession(publicRecord(updated.record));
     }, options),

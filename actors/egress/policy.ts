@@ -3,14 +3,12 @@
 // creation on the URI's host, for a clear 400, and in ffmpeg itself by the egress guard
 // (guard.c, LD_PRELOAD) on every address it connects to, redirects, DNS rebinding, reconnects
 // and takeovers included. The second is the one that holds.
-import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { SPECIAL_PURPOSE_RANGES, isPrivateAddress } from '../../bus/special-addresses.ts';
 import type { Allowance, AllowedEntry } from './allowance.ts';
 
+/** A name's addresses now (resolver.ts); fails when it has none or takes too long. */
 export type Resolve = (host: string) => Promise<string[]>;
-
-const resolveAll: Resolve = async (host) => (await lookup(host, { all: true })).map(({ address }) => address);
 
 interface Rule {
   address: string;
@@ -23,7 +21,7 @@ export class EgressPolicy {
   constructor(
     private readonly allowance: Allowance,
     private readonly guardLibrary: string,
-    private readonly resolve: Resolve = resolveAll,
+    private readonly resolve: Resolve,
   ) {}
 
   /**

@@ -1,9 +1,12 @@
-// Admitting a new session: the user's quota, the client's idempotency key, and the caller's
-// deadline, in the order that leaves nothing half-done. A create that cannot finish before the
+// Admitting a new session: the user's quota, the client's idempotency key, where its stream may
+// come from, and the caller's deadline, in the order that leaves nothing half-done. The stream's
+// host name is resolved last, once the user's quota has admitted it, so a user cannot make the
+// host resolve more names than it may hold sessions at once. A create that cannot finish before the
 // gateway stops waiting is refused before it writes anything, so a 503 means "nothing made";
 // a retry with the same idempotency key returns the session of the attempt that did succeed.
 import type { CreateSessionRequest, SessionRecord } from '../../bus/contracts/session.ts';
-import { unavailable } from '../../bus/errors.ts';
+import { badRequest, unavailable } from '../../bus/errors.ts';
+import { parseStreamUri, type StreamUri } from '../../bus/stream-uri.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { fingerprintOf, type IdempotencyKeys } from './idempotency.ts';
 import type { UserQuotas } from './quotas.ts';
@@ -15,6 +18,8 @@ export interface AdmissionDeps {
   keys: IdempotencyKeys;
   hostId: string;
   sessionMaxSeconds: number;
+  /** Why the stream may not be pulled, or undefined if it may (actors/egress/policy.ts). */
+  streamRefusal: (stream: StreamUri) => Promise<string | undefined>;
 }
 
 export interface Admitted {
@@ -49,12 +54,16 @@ export async function admitSession(
   }
   try {
     await deps.quotas.admit(caller.user, record.id);
+    const refusal = await deps.streamRefusal(parseStreamUri(body.streamUri));
+    if (refusal) throw badRequest('invalid_body', `body.streamUri: ${refusal}`, [{ field: 'body.streamUri', message: refusal }]);
     if (Date.now() > deadline - COMMIT_MARGIN_MS) {
       throw unavailable('the request took too long; nothing was created, retry later');
     }
     await deps.store.create(record);
   } catch (error) {
     if (idempotencyKey !== undefined) await deps.keys.release(caller.user, idempotencyKey).catch(() => {});
+    // Else its slot would be held for a minute by a session that will never exist.
+    await deps.quotas.release(caller.user, record.id).catch(() => {});
     throw error;
   }
   return { record, created: true };

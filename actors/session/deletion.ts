@@ -1,19 +1,27 @@
-// Deleting a finished session (DELETE /v1/sessions/:id): first its stored results, through a
-// storage service (which owns ClickHouse), then its record, by compare-and-set. In that order a
-// failure at any step leaves the session in place, so the client's retry finishes the job; and
-// the record goes only if nobody changed it since it was checked (a rename meanwhile is
-// checked, and its index row removed, again).
+// Deleting a finished session (DELETE /v1/sessions/:id): one deletion per session. The request
+// first takes the session for itself by compare-and-set (`deletingSince` in its record): a
+// concurrent DELETE answers 409, so does a rename, and a later one 404 once it is gone. Then
+// its stored results go, through a storage service (which owns ClickHouse), then its record.
+// A purge that fails half-way is tried again by the service: within the request while its
+// time lasts, and after that by any actor host, which resumes a deletion left for
+// ABANDONED_MS (its host died, or the request ran out of time) on the next takeover check.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Caller } from '../../bus/contracts/session.ts';
-import { badRequest, unavailable } from '../../bus/errors.ts';
+import type { Caller, SessionRecord } from '../../bus/contracts/session.ts';
+import { ServiceError, badRequest, beingDeleted, notFound, unavailable } from '../../bus/errors.ts';
+import type { Logger } from '../../bus/log.ts';
 import { call } from '../../bus/rpc.ts';
-import type { SessionStore } from './store.ts';
+import { UNCHANGED, type SessionStore } from './store.ts';
 
 // The record's deletion and the reply must fit in what is left of the caller's wait.
 const REPLY_MARGIN_MS = 500;
-// Less than this for the storage service is too little to wait for anything: refuse at once.
+// Less than this for the storage service is too little to wait for anything.
 const MIN_PURGE_MS = 1000;
-const ATTEMPTS = 3;
+const RETRY_PAUSE_MS = 500;
+/** A deletion untouched this long is resumed by a host; longer than any request waits. */
+export const ABANDONED_MS = 30_000;
+/** How long a host's resumed deletion may take. */
+const RESUME_MS = 60_000;
 
 export async function deleteSession(
   nc: NatsConnection,
@@ -22,15 +30,54 @@ export async function deleteSession(
   id: string,
   deadline: number,
 ): Promise<void> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const { record, revision } = await store.records.owned(caller, id, true);
-    if (record.state === 'active') {
-      throw badRequest('session_active', 'the session is active; stop it before deleting it');
-    }
+  const { record } = await store.records.owned(caller, id, true);
+  if (record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
+  const taken = await take(store, id, 0);
+  if (taken === 'gone') throw notFound();
+  if (taken === 'busy') throw beingDeleted();
+  await purgeAndRemove(nc, store, taken, deadline);
+}
+
+/** Finishes a deletion whose request gave up or whose host died. */
+export async function resumeDeletion(nc: NatsConnection, store: SessionStore, id: string, log: Logger): Promise<void> {
+  const taken = await take(store, id, ABANDONED_MS);
+  if (typeof taken === 'string') return;
+  log.info({ session: id }, 'resuming a deletion left unfinished');
+  await purgeAndRemove(nc, store, taken, Date.now() + RESUME_MS).catch((error: unknown) =>
+    log.warn({ err: error, session: id }, 'a resumed deletion failed; it is tried again later'));
+}
+
+/** Marks the finished session as being deleted, unless a deletion took it within `olderThanMs`. */
+async function take(store: SessionStore, id: string, olderThanMs: number): Promise<SessionRecord | 'gone' | 'busy'> {
+  let busy = false;
+  const taken = await store.update(id, (record) => {
+    const other = record.deletingSince !== undefined && (olderThanMs === 0 || Date.now() - record.deletingSince < olderThanMs);
+    busy = other || record.state === 'active';
+    return busy ? UNCHANGED : { ...record, deletingSince: Date.now() };
+  });
+  if (!taken) return 'gone';
+  return busy ? 'busy' : taken.record;
+}
+
+async function purgeAndRemove(nc: NatsConnection, store: SessionStore, record: SessionRecord, deadline: number): Promise<void> {
+  const caller = { user: record.user, product: record.product };
+  for (;;) {
     const left = deadline - Date.now() - REPLY_MARGIN_MS;
-    if (left < MIN_PURGE_MS) throw unavailable('too little time was left to delete the session; nothing was deleted, retry');
-    await call(nc, 'sessions.purge', { caller, session: id }, left, store.observeRequests);
-    if (await store.remove(id, revision)) return;
+    if (left < MIN_PURGE_MS) {
+      throw unavailable('the session is being deleted and the service finishes it; it answers 404 once gone');
+    }
+    try {
+      await call(nc, 'sessions.purge', { caller, session: record.id }, left, store.observeRequests);
+      break;
+    } catch (error) {
+      if (!(error instanceof ServiceError) || error.status !== 503) throw error;
+      await sleep(RETRY_PAUSE_MS);
+    }
   }
-  throw unavailable('the session kept changing while it was being deleted; retry');
+  // The record goes if this deletion still holds it (its owner may have added its last media seconds meanwhile).
+  for (;;) {
+    const current = await store.records.fresh(record.id);
+    if (!current || current.record.deletingSince !== record.deletingSince) return;
+    if (await store.remove(record.id, current.revision)) return;
+  }
 }

@@ -54,6 +54,23 @@ export class UserQuotas {
     throw new Error(`quota of ${user}: too many concurrent changes`);
   }
 
+  /** Gives back the slot of a session whose creation failed after `admit`. */
+  async release(user: string, session: string): Promise<void> {
+    const key = keyOf(user);
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const entry = await this.kv.get(key);
+      if (entry?.operation !== 'PUT') return;
+      const held = entry.json<Held[]>();
+      if (!held.some((slot) => slot.id === session)) return;
+      try {
+        await this.kv.update(key, JSON.stringify(held.filter((slot) => slot.id !== session)), entry.revision);
+        return;
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+      }
+    }
+  }
+
   private async stillActive(held: Held[]): Promise<Held[]> {
     const now = Date.now();
     const checked = await Promise.all(

@@ -68,6 +68,8 @@ export const SessionRecord = Type.Object({
   stopReason: Type.Optional(StopReason),
   failure: Type.Optional(Type.String()),
   mediaSeconds: Type.Number(),
+  /** When a deletion took the session (actors/session/deletion.ts): it cannot be renamed or deleted again meanwhile. */
+  deletingSince: Type.Optional(Type.Integer()),
 });
 export type SessionRecord = Static<typeof SessionRecord>;
 

@@ -25,6 +25,7 @@ export async function errors(ctx: Context, next: Next): Promise<void> {
     if (error instanceof ServiceError) {
       ctx.status = error.status;
       ctx.body = errorBody(error.status, error.code, error.message, error.details);
+      if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(error.retryAfterSeconds));
       return;
     }
     const status = httpStatus(error);

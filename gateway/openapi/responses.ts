@@ -21,7 +21,7 @@ export const headers = {
   'RateLimit-Reset': header('seconds until the window starts again', { type: 'integer', minimum: 0 }),
   'RateLimit-Policy': header('the budget, as `limit;w=window-seconds`', { type: 'string', pattern: '^\\d+;w=\\d+$' }),
   // A quota is not a matter of time: its 429 (`quota_exceeded`) has no Retry-After.
-  'Retry-After': header('with `rate_limited`: seconds to wait before retrying', { type: 'integer', minimum: 1 }, false),
+  'Retry-After': header('with `rate_limited`, or `overloaded` (503) when a host knows when it expects room: seconds to wait before retrying', { type: 'integer', minimum: 1 }, false),
   'WWW-Authenticate': header('the authentication scheme expected', { type: 'string', const: 'Bearer' }),
   'X-Request-Id': header("the client's X-Request-Id (letters, digits, `.`, `_`, `-`, up to 128), or a new UUID; it names the request in the logs", { type: 'string' }),
 };
@@ -34,7 +34,7 @@ const RATE_LIMIT: HeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'Rat
 /** The headers of an answer with `status` on `route`. */
 export function responseHeaders(route: DocumentedRoute, status: number) {
   if (route.public) return headerRefs(['X-Request-Id']);
-  const extra: HeaderName[] = status === 429 ? ['Retry-After'] : status === 401 ? ['WWW-Authenticate'] : [];
+  const extra: HeaderName[] = status === 429 || status === 503 ? ['Retry-After'] : status === 401 ? ['WWW-Authenticate'] : [];
   return headerRefs(['X-Request-Id', ...RATE_LIMIT, ...extra]);
 }
 

@@ -27,7 +27,7 @@ export interface DocumentedRoute {
   body?: TSchema;
   success: { status: 200 | 201 | 204; description: string; schema?: TSchema };
   /** What a status means on this route, beyond what it means on every route (see responses.ts). */
-  errors?: Partial<Record<404 | 400 | 429 | 503, string>>;
+  errors?: Partial<Record<404 | 400 | 409 | 429 | 503, string>>;
 }
 
 const NOT_FOUND = 'the session does not exist or belongs to someone else (the same answer either way)';
@@ -67,7 +67,7 @@ export const documentedRoutes: DocumentedRoute[] = [
     summary: 'Rename a session (name is the only editable field)',
     body: UpdateSessionBody,
     success: { status: 200, description: 'the renamed session', schema: operations['sessions.update'].reply },
-    errors: { 400: 'a field other than name is read-only', 404: NOT_FOUND },
+    errors: { 400: 'a field other than name is read-only', 404: NOT_FOUND, 409: 'the session is being deleted (`being_deleted`)' },
   },
   {
     method: 'post', path: '/v1/sessions/:sessionId/stop', operationId: 'stopSession', tag: 'sessions',
@@ -82,7 +82,8 @@ export const documentedRoutes: DocumentedRoute[] = [
     errors: {
       400: 'the session is active (`session_active`); stop it first',
       404: NOT_FOUND,
-      503: 'its last rows are still on their way to storage, or time ran out; nothing was deleted, retry',
+      409: 'another DELETE of the session is under way (`being_deleted`)',
+      503: 'its last rows are still on their way to storage (nothing was deleted, retry), or time ran out and the service finishes the deletion',
     },
   },
   {

@@ -214,11 +214,10 @@ async function startBench(config: Config, clip: string, settings: Settings, tear
       NATS_URL: nats.url,
       CLICKHOUSE_URL: clickhouse.url,
       CLICKHOUSE_DATABASE: 'emotions_bench',
-      // One host takes every session of the largest load, unless its own admission is measured:
-      // then as configured (this process's environment, else the defaults).
-      ...(settings.hostAdmission
-        ? { HOST_CAPACITY: String(config.hostCapacity), HOST_ADMISSION_BURST: String(config.hostAdmissionBurst) }
-        : { HOST_CAPACITY: String(Math.max(16, ...settings.sessions)) }),
+      // One host takes every session of the largest load (sized for so many that its reservations
+      // hold none back), unless its own admission is measured: then as configured (this process's
+      // environment, else the defaults).
+      HOST_CAPACITY: settings.hostAdmission ? String(config.hostCapacity) : '100000',
       // Exactly the loopback RTMP server, in the list form production uses for private cameras.
       ALLOW_PRIVATE_STREAM_HOSTS: `127.0.0.1:${rtmpPort}`,
       ...(settings.profileDir ? profileEnv(settings.profileDir) : {}),

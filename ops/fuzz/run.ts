@@ -1,6 +1,7 @@
 // The long fuzz run: starts NATS, ClickHouse and the service on free loopback ports, sends
 // `runs` random and hostile cases (REST and WebSocket, seven to three), prints every failing
-// case with its request and answer, the seed to replay the run, and the count. The services'
+// case with its request and answer, the seed to replay the run, and the count; then the abuse
+// scenarios (abuse.ts), each run as two users at once, with what each user saw. The services'
 // logs are kept when a case failed.
 // Usage: node --import tsx ops/fuzz/run.ts [runs=10000] [seed]
 import { rmSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { readConfig } from '../../bus/config.ts';
 import { startServiceStack } from '../support/service-stack.ts';
+import { churn, deleteFlood, printReport } from './abuse.ts';
 import { checkRestCase, restCase } from './rest.ts';
 import { FUZZ_ENV, FuzzTarget } from './target.ts';
 import { checkWsCase, wsCase } from './ws.ts';
@@ -40,6 +42,11 @@ try {
   const restRuns = Math.ceil(runs * 0.7);
   await fc.assert(fc.asyncProperty(restCase(target), (c) => collect(() => checkRestCase(target, c))), { numRuns: restRuns, seed });
   await fc.assert(fc.asyncProperty(wsCase(target), (c) => collect(() => checkWsCase(target, c))), { numRuns: runs - restRuns, seed });
+  for (const run of [churn, deleteFlood]) {
+    const report = await run(services);
+    console.log(printReport(report));
+    failures.push(...report.failures);
+  }
 } finally {
   await stack.stop();
   // The services' logs are kept when a case failed: they tell what the service made of it.

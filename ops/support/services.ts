@@ -66,7 +66,7 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     ...process.env,
     ALLOW_PRIVATE_STREAM_HOSTS: 'true',
     // Test files and benchmarks run many sessions and requests per user, created in bursts; the
-    // quota, rate limit and admission tests set their own.
+    // quota and rate limit tests set their own.
     USER_MAX_ACTIVE_SESSIONS: '1000',
     RATE_LIMIT_REQUESTS: '100000000',
     REQUESTS_IN_FLIGHT_PER_USER: '100000',
@@ -74,7 +74,6 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     SESSION_DELETES_PER_MINUTE: '100000000',
     EVENTS_PER_SECOND: '1000000000',
     EVENT_BYTES_PER_SECOND: '1000000000000',
-    HOST_ADMISSION_BURST: '1000',
     AUTH_TOKENS_FILE: tokensFile,
     ...options.env,
     LOG_LEVEL: 'info',

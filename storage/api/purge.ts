@@ -22,11 +22,12 @@ export function serveSessionPurge(
   cluster: ClusterNodes | undefined,
   log: Logger,
   observe?: RequestObserver,
+  countMutations?: (count: number) => void,
 ) {
   return serve(nc, 'sessions.purge', async ({ caller, session }, { deadline }) => {
     const { record } = await records.owned(caller, session, true);
     if (record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
-    await purgeSession(clickhouse, jsm, record, deadline, schema, cluster);
+    await purgeSession(clickhouse, jsm, record, deadline, schema, cluster, countMutations);
     return null;
   }, { queue: queues.api, log, observe });
 }

@@ -4,6 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
+import { streamResolver } from '../../actors/egress/resolver.ts';
 import { RowPublisher } from '../../actors/rows.ts';
 import { SessionActor } from '../../actors/session/actor.ts';
 import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
@@ -91,7 +92,7 @@ test.before(async () => {
     faces: await FaceThread.start({ modelsDir: config.modelsDir, expressions: expressionSettingsOf(config), effortCalmMs: config.faceEffortCalmSeconds * 1000 }),
     speechToText: await SpeechToText.load(config.modelsDir),
     voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
-    egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary),
+    egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })),
     pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptQueueLimit: 8 },
   };
 });

@@ -9,6 +9,7 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { parseAllowance } from '../../actors/egress/allowance.ts';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
+import { streamResolver } from '../../actors/egress/resolver.ts';
 import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
@@ -79,7 +80,7 @@ async function redirector(location: (path: string) => string): Promise<Listener 
 
 /** Runs ffmpeg on `uri` with the guard of `setting` until it gives up. */
 async function pullOnce(uri: string, setting: string): Promise<void> {
-  const env = await new EgressPolicy(parseAllowance(setting), config.egressGuardLibrary).guardEnvironment();
+  const env = await new EgressPolicy(parseAllowance(setting), config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })).guardEnvironment();
   const timeout = uri.startsWith('rtsp') ? ['-rtsp_transport', 'tcp', '-timeout', '2000000'] : ['-rw_timeout', '2000000'];
   const ffmpeg = spawn(config.ffmpegPath, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...timeout, '-i', uri, '-t', '1', '-f', 'null', '-'], {
     env: { ...process.env, ...env },

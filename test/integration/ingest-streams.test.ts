@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { parseAllowance } from '../../actors/egress/allowance.ts';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
+import { streamResolver } from '../../actors/egress/resolver.ts';
 import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/ingest.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
 import { PICTURE_TOO_LARGE } from '../../actors/ingest/failure-reason.ts';
@@ -269,7 +270,7 @@ test('credentials in the URI never reach the reason', async () => {
 });
 
 test('ffprobe runs with the environment given, the egress guard included', async () => {
-  const env = await new EgressPolicy(parseAllowance('false'), config.egressGuardLibrary).guardEnvironment();
+  const env = await new EgressPolicy(parseAllowance('false'), config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })).guardEnvironment();
   const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3, env });
   let info = false;
   ingest.on('info', () => (info = true));
@@ -290,7 +291,7 @@ test('ffprobe and ffmpeg hold no credential of the service: PATH, the locale and
   const secrets = { NATS_URL: 'nats://svc:nats-secret@127.0.0.1:4222', CLICKHOUSE_PASSWORD: 'clickhouse-secret', AUTH_TOKENS: 'token-secret' };
   const saved = Object.fromEntries(Object.keys(secrets).map((name) => [name, process.env[name]]));
   Object.assign(process.env, secrets);
-  const env = await new EgressPolicy(parseAllowance('true'), config.egressGuardLibrary).guardEnvironment();
+  const env = await new EgressPolicy(parseAllowance('true'), config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })).guardEnvironment();
   const allowed = new Set(['PATH', 'LANG', 'LC_ALL', 'TZ', ...Object.keys(env)]);
   const assertClean = (pid: number, program: string) => {
     const seen = environmentOf(pid);

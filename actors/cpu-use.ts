@@ -1,0 +1,58 @@
+// The CPU a host uses, in cores, averaged over its load window: the process (its analysis
+// threads included) and its decoders (ffmpeg, ffprobe: child processes, read from /proc).
+// This is what a session costs once it runs; a new one is covered by a reservation until then.
+import { readFile, readdir } from 'node:fs/promises';
+
+/** Linux's USER_HZ: /proc reports CPU time in these ticks. */
+const TICKS_PER_SECOND = 100;
+
+interface Sample {
+  at: number;
+  /** CPU seconds used so far by the process, and by the children seen so far. */
+  cpuSeconds: number;
+}
+
+export class CpuUse {
+  private readonly samples: Sample[] = [];
+  /** Each live child's CPU seconds at the last sample: a child's use counts from when it was first seen. */
+  private children = new Map<number, number>();
+  private childSeconds = 0;
+
+  constructor(private readonly windowMs: number) {}
+
+  /** Takes a sample; called about once a second. */
+  async sample(): Promise<void> {
+    const now = performance.now();
+    const { user, system } = process.cpuUsage();
+    const seen = await childCpuSeconds();
+    for (const [pid, seconds] of seen) this.childSeconds += seconds - (this.children.get(pid) ?? seconds);
+    this.children = seen;
+    this.samples.push({ at: now, cpuSeconds: (user + system) / 1e6 + this.childSeconds });
+    while (this.samples.length > 2 && this.samples[1]!.at <= now - this.windowMs) this.samples.shift();
+  }
+
+  /** Cores used over the window (0 until two samples). */
+  cores(): number {
+    const first = this.samples[0];
+    const last = this.samples[this.samples.length - 1];
+    if (!first || !last || last.at === first.at) return 0;
+    return (last.cpuSeconds - first.cpuSeconds) / ((last.at - first.at) / 1000);
+  }
+}
+
+async function childCpuSeconds(): Promise<Map<number, number>> {
+  const cpu = new Map<number, number>();
+  const threads = await readdir('/proc/self/task').catch(() => []);
+  const lists = await Promise.all(threads.map((tid) => readFile(`/proc/self/task/${tid}/children`, 'utf8').catch(() => '')));
+  const pids = lists.flatMap((list) => list.split(' ').filter(Boolean).map(Number));
+  await Promise.all(
+    pids.map(async (pid) => {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+      if (!stat) return;
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
+    }),
+  );
+  return cpu;
+}
