@@ -1,13 +1,18 @@
 // Per-user limits on active sessions, held in a KV bucket so that every host sees the same
-// count. A user's entry lists the sessions it holds; each new session is added by
-// compare-and-set, so two hosts admitting the same user at once cannot both take the last
-// slot. Sessions that have finished (or whose creation never completed) are pruned when the
-// entry is next changed: no host has to remember to give a slot back, not even one that died.
+// count. A user's entry lists the sessions it holds; new sessions are added by compare-and-set,
+// so two hosts admitting the same user at once cannot both take the last slot. Sessions that
+// have finished (or whose creation never completed) are pruned when the entry is next changed:
+// no host has to remember to give a slot back, not even one that died.
+//
+// A user's creates that reach one host together (a fleet of cameras started at once) are
+// admitted together: one read and one write of the entry for all that wait, rather than one
+// round trip each, every loser of the compare-and-set reading and trying again.
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { openBucket } from '../../bus/bucket.ts';
-import { quotaExceeded } from '../../bus/errors.ts';
+import { quotaExceeded, unavailable } from '../../bus/errors.ts';
 import { buckets } from '../../bus/subjects.ts';
 import { isConflict, type SessionStore } from './store.ts';
 
@@ -17,10 +22,25 @@ interface Held {
   at: number;
 }
 
+/** A create waiting for its slot. */
+interface Waiting {
+  session: string;
+  admitted(): void;
+  refused(error: unknown): void;
+}
+
 // Longer than any create takes between taking the slot and writing the session record.
 const RESERVATION_MS = 60_000;
+// Hosts admitting the same user at once race for the entry: a loser tries again after a random
+// pause, so that two do not collide again in step. Past the last try the creates are refused
+// as a busy moment (503).
+const ATTEMPTS = 30;
+const PAUSE_MS = 20;
 
 export class UserQuotas {
+  /** Per entry, the creates waiting on this host for the round that will admit them. */
+  private readonly waiting = new Map<string, Waiting[]>();
+
   private constructor(
     private readonly kv: KV,
     private readonly store: SessionStore,
@@ -33,42 +53,72 @@ export class UserQuotas {
   }
 
   /** Takes a slot for `session`, or answers 429 when the user already holds them all. */
-  async admit(user: string, session: string): Promise<void> {
+  admit(user: string, session: string): Promise<void> {
     const key = keyOf(user);
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const entry = await this.kv.get(key);
-      const revision = entry?.operation === 'PUT' ? entry.revision : 0;
-      const held = await this.stillActive(revision ? entry!.json<Held[]>() : []);
-      if (held.length >= this.maxActive) {
-        throw quotaExceeded(`this user already has ${held.length} active sessions, the most allowed; stop one first`);
-      }
-      const next = JSON.stringify([...held, { id: session, at: Date.now() }]);
-      try {
-        if (revision) await this.kv.update(key, next, revision);
-        else await this.kv.create(key, next);
+    return new Promise((admitted, refused) => {
+      const queue = this.waiting.get(key);
+      if (queue) {
+        queue.push({ session, admitted, refused });
         return;
-      } catch (error) {
-        if (!isConflict(error)) throw error;
       }
-    }
-    throw new Error(`quota of ${user}: too many concurrent changes`);
+      this.waiting.set(key, [{ session, admitted, refused }]);
+      void this.admitWaiting(key);
+    });
   }
 
   /** Gives back the slot of a session whose creation failed after `admit`. */
   async release(user: string, session: string): Promise<void> {
     const key = keyOf(user);
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const entry = await this.kv.get(key);
-      if (entry?.operation !== 'PUT') return;
-      const held = entry.json<Held[]>();
-      if (!held.some((slot) => slot.id === session)) return;
+    await this.change(key, (held) => (held.some((slot) => slot.id === session) ? held.filter((slot) => slot.id !== session) : undefined));
+  }
+
+  /** Rounds for `key` while creates wait: each round admits every one waiting that still fits. */
+  private async admitWaiting(key: string): Promise<void> {
+    for (let batch = this.waiting.get(key); batch && batch.length > 0; batch = this.waiting.get(key)) {
+      this.waiting.set(key, []);
+      let admitted: Waiting[] = [];
+      let refused: Waiting[] = [];
       try {
-        await this.kv.update(key, JSON.stringify(held.filter((slot) => slot.id !== session)), entry.revision);
+        await this.change(key, (held) => {
+          const room = Math.max(0, this.maxActive - held.length);
+          admitted = batch!.slice(0, room);
+          refused = batch!.slice(room);
+          if (admitted.length === 0) return undefined;
+          const at = Date.now();
+          return [...held, ...admitted.map(({ session }) => ({ id: session, at }))];
+        });
+      } catch (error) {
+        for (const create of batch) create.refused(error);
+        continue;
+      }
+      for (const create of admitted) create.admitted();
+      for (const create of refused) {
+        create.refused(quotaExceeded(`this user already has ${this.maxActive} active sessions, the most allowed; stop one first`));
+      }
+    }
+    this.waiting.delete(key);
+  }
+
+  /**
+   * Applies `next` to the entry's sessions still active, by compare-and-set, until it holds;
+   * `next` answers undefined for nothing to write.
+   */
+  private async change(key: string, next: (held: Held[]) => Held[] | undefined): Promise<void> {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (attempt > 0) await sleep(Math.random() * PAUSE_MS * Math.min(attempt, 5));
+      const entry = await this.kv.get(key);
+      const revision = entry?.operation === 'PUT' ? entry.revision : 0;
+      const written = next(await this.stillActive(revision ? entry!.json<Held[]>() : []));
+      if (!written) return;
+      try {
+        if (revision) await this.kv.update(key, JSON.stringify(written), revision);
+        else await this.kv.create(key, JSON.stringify(written));
         return;
       } catch (error) {
         if (!isConflict(error)) throw error;
       }
     }
+    throw unavailable('too many creates of this user at once; retry later');
   }
 
   private async stillActive(held: Held[]): Promise<Held[]> {

@@ -176,6 +176,16 @@ test('list: newest first, right after each create', async () => {
   assert.is(page.limit, 10);
 });
 
+test('10 creates of one user at once: each answered 201, 10 sessions listed', async () => {
+  const { token } = await freshUser();
+  // They reach the host together and are admitted together: one change of the user's quota entry.
+  const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => api('POST', '/v1/sessions', { body: { name: `camera ${i}`, streamUri: STREAM }, token })));
+  assert.equal(replies.map((reply) => reply.status), replies.map(() => 201), JSON.stringify(replies.find((reply) => reply.status !== 201)?.body));
+  assert.is((await list(token, 'limit=100')).data.length, 10);
+  // Their streams never connect: stopped, they give the host's room back to the tests after.
+  for (const reply of replies) assert.is((await api('POST', `/v1/sessions/${reply.body._id}/stop`, { token })).status, 200);
+});
+
 test('list: only the caller\'s own sessions', async () => {
   const one = await freshUser();
   const other = await freshUser();
