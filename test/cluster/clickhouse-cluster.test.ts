@@ -242,7 +242,7 @@ step('a session list and its spans read through the Distributed tables', async (
   // A list reads both the index and the spans its materialized view keeps; a CI run once
   // found the second behind the first a moment after the rows arrived through the row stream.
   const indexed = () => count(client, sql`SELECT uniqExact(id) AS n FROM sessions WHERE user = ${user}`);
-  const spans = () => count(client, sql`SELECT countMerge(rows) AS n FROM session_spans WHERE user = ${user}`);
+  const spans = () => count(client, sql`SELECT uniqMerge(rows) AS n FROM session_spans WHERE user = ${user}`);
   await waitUntil('sessions indexed, and their spans', async () => (await indexed()) === 25 && (await spans()) >= 25, 30_000);
   const page = await listSessions(client, { user, limit: 10, offset: 10, activeSinceMs: 0 });
   assert.equal(page.records.map((record) => record.id), [...ids].reverse().slice(10, 20));
