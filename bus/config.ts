@@ -117,6 +117,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     writerBatchRows: read.number('WRITER_BATCH_ROWS', 5000, 1),
     writerFlushMs: read.number('WRITER_FLUSH_MS', 1000, 10),
     storageWriter: read.flag('STORAGE_WRITER', true),
+    // Test only: the storage process exits right after its Nth insert, before acknowledging it,
+    // as a machine lost at that moment would (0: never).
+    writerExitAfterInserts: read.wholeNumber('WRITER_EXIT_AFTER_INSERTS', 0, 0),
     // The durable row buffer: how much it may hold while ClickHouse is away.
     rowsStreamMaxBytes: read.number('ROWS_STREAM_MAX_BYTES', 1024 ** 3, 1024 * 1024),
 

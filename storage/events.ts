@@ -47,7 +47,7 @@ export async function listEvents(
 async function eventSpan(client: ClickHouseClient, session: string, query: ListEventsQuery): Promise<Span | undefined> {
   const [found] = await queryRows<{ first: number; last: number; rows: number }>(
     client,
-    sql`SELECT minMerge(first) AS first, maxMerge(last) AS last, countMerge(rows) AS rows
+    sql`SELECT minMerge(first) AS first, maxMerge(last) AS last, uniqMerge(rows) AS rows
         FROM event_spans WHERE day = ${sessionDay(session)} AND session = ${session} GROUP BY session`,
   );
   if (!found) return undefined;

@@ -20,7 +20,9 @@ const service = await StorageService.start(
     id: config.hostId,
     clickhouse: clickHouseServer(config),
     database: config.clickhouseDatabase,
-    writer: config.storageWriter ? { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs } : undefined,
+    writer: config.storageWriter
+      ? { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs, inserted: exitAfter(config.writerExitAfterInserts) }
+      : undefined,
     rowsStreamMaxBytes: config.rowsStreamMaxBytes,
     natsReplicas: config.natsReplicas,
     sessionMaxSeconds: config.sessionMaxSeconds,
@@ -33,3 +35,14 @@ stopOnSignal(log, 'storage service', () => {
   metrics.markStopping();
   return service.stop();
 });
+
+/** The test-only fault of WRITER_EXIT_AFTER_INSERTS: the process dies with a batch inserted and not acknowledged. */
+function exitAfter(inserts: number): (() => void) | undefined {
+  if (!inserts) return undefined;
+  let count = 0;
+  return () => {
+    if (++count < inserts) return;
+    log.warn({ inserts }, 'exiting between an insert and its acknowledgement (WRITER_EXIT_AFTER_INSERTS)');
+    process.exit(70);
+  };
+}

@@ -9,7 +9,7 @@
 // reach every shard, ON CLUSTER: a node that is down runs it from the DDL queue once back.
 //
 // session_spans is left alone: it holds one aggregate per user (first and last creation time,
-// a row count), no row of any session, and only sizes the windows a list reads; a deleted
+// a count of its sessions), no row of any session, and only sizes the windows a list reads; a deleted
 // session leaves it a little wider and a little denser than the user's sessions are.
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { JetStreamManager } from '@nats-io/jetstream';

@@ -88,7 +88,7 @@ interface Listed {
 async function userSpan(client: ClickHouseClient, filter: SessionListFilter): Promise<Span | undefined> {
   const [found] = await queryRows<{ first: number; last: number; rows: number }>(
     client,
-    sql`SELECT minMerge(first) AS first, maxMerge(last) AS last, countMerge(rows) AS rows
+    sql`SELECT minMerge(first) AS first, maxMerge(last) AS last, uniqMerge(rows) AS rows
         FROM session_spans WHERE user = ${filter.user} GROUP BY user`,
   );
   if (!found) return undefined;

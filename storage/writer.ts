@@ -2,8 +2,10 @@
 // flush interval, whichever comes first) and acknowledges a message only after its rows are in.
 // While ClickHouse is down the batch is retried and the stream keeps everything behind it; a
 // row that can never be stored is set aside in the dead-letter stream, so it stops nothing.
-// Several writers may share the durable consumer; a redelivered batch is deduplicated by the
-// tables' ReplacingMergeTree keys.
+// Several writers may share the durable consumer. A batch redelivered after its insert (a writer
+// lost before its ack) is stored twice and collapses for readers: the tables are
+// ReplacingMergeTree by each row's key and read with FINAL, and the views' spans count distinct
+// keys (storage/migrations.ts).
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Consumer, JsMsg, JetStreamClient } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +23,8 @@ export interface WriterOptions {
   batchRows: number;
   /** How long rows may wait for a fuller batch. */
   flushMs: number;
+  /** Called after a batch is inserted, before it is acknowledged: where a test makes the process die. */
+  inserted?: () => void;
 }
 
 export class StorageWriter {
@@ -30,6 +34,7 @@ export class StorageWriter {
   private readonly batchRows: number;
   private readonly flushMs: number;
   private readonly deleted?: (session: string) => boolean;
+  private readonly inserted?: () => void;
   rowsWritten = 0;
   /** Messages dropped because their session had been deleted, since start. */
   lateRowsDropped = 0;
@@ -45,6 +50,7 @@ export class StorageWriter {
     this.batchRows = options.batchRows;
     this.flushMs = options.flushMs;
     this.deleted = options.deleted;
+    this.inserted = options.inserted;
   }
 
   async start(): Promise<void> {
@@ -126,6 +132,7 @@ export class StorageWriter {
         await sleep(Math.min(250 * 2 ** attempt, 5000));
       }
     }
+    this.inserted?.();
     for (const message of batch) message.ack();
     const setAside = [...dead, ...refused];
     const written = [...tables.values()].reduce((sum, entries) => sum + entries.length, 0) - refused.length;

@@ -12,6 +12,10 @@ export interface ClickHouseOptions {
   cluster?: ClusterMembership;
   /** Files merged over the generated config (its config.d), by name: e.g. production's, checked. */
   configFiles?: Record<string, string>;
+  /** Files merged over the generated users.xml (its users.d), by name. */
+  userFiles?: Record<string, string>;
+  /** The server's environment, for the `from_env` of those files. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface ClusterMembership {
@@ -33,13 +37,15 @@ export async function startClickHouse(options: ClickHouseOptions): Promise<Servi
   const configFile = join(options.dir, 'config.xml');
   writeFileSync(configFile, serverConfig(options, data));
   writeFileSync(join(options.dir, 'users.xml'), USERS);
-  if (options.configFiles) {
-    mkdirSync(join(options.dir, 'config.d'), { recursive: true });
-    for (const [name, text] of Object.entries(options.configFiles)) writeFileSync(join(options.dir, 'config.d', name), text);
+  for (const [folder, files] of [['config.d', options.configFiles], ['users.d', options.userFiles]] as const) {
+    if (!files) continue;
+    mkdirSync(join(options.dir, folder), { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(options.dir, folder, name), text);
   }
   const service = startService('clickhouse', 'clickhouse-server', [`--config-file=${configFile}`], {
     logFile: join(options.dir, 'stdout.log'),
     cwd: options.dir,
+    env: options.env,
   });
   const url = `http://127.0.0.1:${options.httpPort}`;
   const ready = async () => (await fetch(`${url}/ping`)).ok;

@@ -91,6 +91,17 @@ async function onEachNode<T>(read: (on: ClickHouseClient) => Promise<T>): Promis
   }));
 }
 
+/** Merges stopped, so a row stored twice stays two rows in the local tables, or started again. */
+const merges = (verb: 'STOP' | 'START', tables: string[], on = cluster.nodes) =>
+  Promise.all(on.map(async (each) => {
+    const client = node(each.url);
+    try {
+      for (const table of tables) await client.command({ query: `SYSTEM ${verb} MERGES ${DATABASE}.${table}_local` });
+    } finally {
+      await client.close();
+    }
+  }));
+
 const publish = (session: string, kind: RowKind, rows: unknown[]) => js.publish(subjects.row(session, kind), JSON.stringify(rows));
 const video = (session: string, second: number) => ({ session, second, frames: 4, faces: 1, dropped: 0 });
 const face = (session: string, second: number, track: number) => ({
@@ -205,6 +216,7 @@ step('rows the storage writer stores are read back, each once, from every node',
   // 128 chance (it happened in a CI run); with 24, 1 in 8 million.
   const SESSIONS = 24;
   const sessions = Array.from({ length: SESSIONS }, () => newSessionId());
+  await merges('STOP', ['video_seconds', 'face_seconds']);
   for (const session of sessions) {
     await publish(session, 'video', Array.from({ length: 30 }, (_, second) => video(session, second)));
     await publish(session, 'face', Array.from({ length: 30 }, (_, second) => [face(session, second, 1), face(session, second, 2)]).flat());
@@ -223,6 +235,17 @@ step('rows the storage writer stores are read back, each once, from every node',
   assert.is(local[2], local[3]);
   assert.is(local[0]! + local[2]!, SESSIONS * 30, 'every row in exactly one shard');
   assert.ok(local[0]! > 0 && local[2]! > 0, `both shards hold sessions: rows per node ${local.join(', ')}`);
+  // With merges stopped every copy stays a row of the local tables: the video rows written twice
+  // show twice on every node (once both replicas have every part), the face rows, written once,
+  // once; FINAL above read each once.
+  const copies = (table: string, key: string) => onEachNode(async (on) => {
+    const [row] = await queryRows<{ rows: number; keys: number }>(on, `SELECT count() AS rows, uniqExact(${key}) AS keys FROM ${table}_local WHERE ${inSessions}`);
+    return Number(row!.rows) / Number(row!.keys);
+  });
+  await waitUntil('every copy of the video rows on both replicas', async () => (await copies('video_seconds', 'session, second')).every((n) => n === 2), 30_000)
+    .catch(async (error: Error) => assert.unreachable(`${error.message}: rows per key on each node ${await copies('video_seconds', 'session, second')}`));
+  assert.equal(await copies('face_seconds', 'session, second, track'), [1, 1, 1, 1], 'the face rows, written once, stored once');
+  await merges('START', ['video_seconds', 'face_seconds']);
 
   const timeline = await emotionsTimeline(client, { session: sessions[0]!, granularity: 10, start: 0, end: 30 });
   assert.equal(timeline.map((entry) => [entry.start, entry.detectedFaces, entry.emotions.exaltation!.quantity]), [[0, 2, 1], [10, 2, 1], [20, 2, 1]]);
@@ -237,17 +260,30 @@ step('a session list and its spans read through the Distributed tables', async (
     const id = newSessionId(created);
     ids.push(id);
     const row = { id, user, product: 'tests', name: `s${i}`, type: 'live', state: 'finished', created_ms: created, created: Math.floor(created / 1000), revision: 1, doc: JSON.stringify({ id }) };
+    // Twice, as a batch redelivered after its insert would be.
+    await publish(id, 'session', [row]);
     await publish(id, 'session', [row]);
   }
+  await merges('STOP', ['custom_events']);
+  const events = Array.from({ length: 12 }, (_, n) => ({ id: `e${n}`, session: ids[0]!, source: 'sensor', user, type: 'sensor_report', time: n, data: n }));
+  // Each event twice in one block: a second block identical to the first would be dropped by
+  // the replicas' insert deduplication before any view saw it.
+  await publish(ids[0]!, 'event', [...events, ...events]);
   // A list reads both the index and the spans its materialized view keeps; a CI run once
   // found the second behind the first a moment after the rows arrived through the row stream.
   const indexed = () => count(client, sql`SELECT uniqExact(id) AS n FROM sessions WHERE user = ${user}`);
-  const spans = () => count(client, sql`SELECT countMerge(rows) AS n FROM session_spans WHERE user = ${user}`);
+  const spans = () => count(client, sql`SELECT uniqMerge(rows) AS n FROM session_spans WHERE user = ${user}`);
+  const eventRows = () => count(client, sql`SELECT count() AS n FROM custom_events WHERE session = ${ids[0]!}`);
+  const eventSpans = () => count(client, sql`SELECT uniqMerge(rows) AS n FROM event_spans WHERE session = ${ids[0]!}`);
   await waitUntil('sessions indexed, and their spans', async () => (await indexed()) === 25 && (await spans()) >= 25, 30_000);
+  await waitUntil('events stored twice', async () => (await eventRows()) === 24, 30_000)
+    .catch(async (error: Error) => assert.unreachable(`${error.message}: ${await eventRows()} rows`));
   const page = await listSessions(client, { user, limit: 10, offset: 10, activeSinceMs: 0 });
   assert.equal(page.records.map((record) => record.id), [...ids].reverse().slice(10, 20));
   assert.ok(page.hasMore);
-  assert.is(await spans(), 25, 'the materialized view counted each session once');
+  assert.is(await spans(), 25, 'the materialized view counted each session once, though written twice');
+  assert.is(await eventSpans(), 12, 'and each event once');
+  await merges('START', ['custom_events']);
 });
 
 step('every node reads the same replica of a shard, so a row its partner has not fetched yet is seen through all', async () => {

@@ -60,4 +60,14 @@ test('the drop-in that restarts a crashed ClickHouse passes the check over Debia
   assert.match(verifyClickHouseWith(dropIn.replace('Restart=on-failure', 'Restart=sometimes')).stderr, /restart.conf.*restart specifier/);
 });
 
+test('the drop-in that hands ClickHouse its users\' passwords passes the same check beside the restart one', () => {
+  const result = verifyWritten({
+    'clickhouse-server.service': readFileSync('/lib/systemd/system/clickhouse-server.service', 'utf8'),
+    'clickhouse-server.service.d/restart.conf': readFileSync(join(dir, 'clickhouse-server.service.d', 'restart.conf'), 'utf8'),
+    'clickhouse-server.service.d/environment.conf': readFileSync(join(dir, 'clickhouse-server.service.d', 'environment.conf'), 'utf8'),
+  });
+  assert.is(result.status, 0, result.stderr);
+  assert.is(result.stderr.trim(), '');
+});
+
 test.run();

@@ -1,0 +1,150 @@
+// A storage service lost between its insert and its acknowledgement (WRITER_EXIT_AFTER_INSERTS
+// makes the process exit at that moment): the batch is redelivered to another writer after the
+// consumer's ack_wait and stored again. Every acknowledged publish is stored; the second copy
+// shows in the tables (merges stopped) for that batch's rows only, readers see each row once,
+// and the spans the views keep count rows, not inserts.
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { CustomEvent, SessionIndexRow } from '../../bus/contracts/rows.ts';
+import { readConfig } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import { newSessionId } from '../../bus/ids.ts';
+import { createLog } from '../../bus/log.ts';
+import { subjects, type RowKind } from '../../bus/subjects.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
+import { serviceProcess, type ServiceProcess } from '../../ops/stack/service-process.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
+import { ensureRowsStream } from '../../storage/rows-stream.ts';
+import { StorageService } from '../../storage/service.ts';
+import { sql } from '../../storage/sql.ts';
+
+const config = readConfig();
+const log = createLog(config);
+const quiet = log.child({ component: 'storage-redelivery' });
+quiet.level = 'silent';
+const database = `redelivery_${process.pid}`;
+const logs = join(config.varDir, 'test', `storage-redelivery-${process.pid}`);
+
+let nc: NatsConnection;
+let js: JetStreamClient;
+let clickhouse: ClickHouseClient;
+let doomed: ServiceProcess | undefined;
+let storage: StorageService | undefined;
+
+const TABLES = ['audio_seconds', 'custom_events', 'sessions'] as const;
+
+test.before(async () => {
+  nc = await connectBus('storage-redelivery test', config.natsUrl, log);
+  js = jetstream(nc);
+  await ensureRowsStream(await jetstreamManager(nc), { maxBytes: config.rowsStreamMaxBytes, replicas: config.natsReplicas });
+  clickhouse = connectClickHouse(clickHouseServer(config), null);
+  mkdirSync(logs, { recursive: true });
+});
+
+test.after(async () => {
+  await doomed?.stop();
+  await storage?.stop();
+  for (const table of TABLES) await clickhouse.command({ query: `SYSTEM START MERGES ${database}.${table}` }).catch(() => {});
+  await clickhouse?.command({ query: `DROP DATABASE IF EXISTS ${database}` }).catch(() => {});
+  await clickhouse?.close();
+  await nc?.drain();
+});
+
+const count = async (query: string) => Number((await queryRows<{ n: number }>(clickhouse, query))[0]?.n ?? 0);
+
+const audio = (session: string, second: number) => ({ session, second, frequency: 100, intensity: -20, voiced: 1, speech: 1 });
+const event = (session: string, user: string, n: number): CustomEvent => ({
+  id: `e${n}`, session, source: 'sensor', user, type: 'sensor_report', time: n / 2, data: n,
+});
+const indexRow = (session: string, user: string, revision: number): SessionIndexRow => ({
+  id: session, user, product: 'p', name: 'n', type: 'live', state: 'active',
+  created_ms: 1_700_000_000_000, created: 1_700_000_000, revision, doc: '{}',
+});
+
+/** Publishes a message and waits for the stream's acknowledgement: from then on it must be stored. */
+const publish = async (session: string, kind: RowKind, rows: unknown[]) =>
+  void (await js.publish(subjects.row(session, kind), JSON.stringify(rows)));
+
+async function publishRange(session: string, user: string, from: number, to: number, revision: number): Promise<void> {
+  for (let n = from; n < to; n++) {
+    await publish(session, 'audio', [audio(session, n)]);
+    await publish(session, 'event', [event(session, user, n)]);
+  }
+  await publish(session, 'session', [indexRow(session, user, revision)]);
+}
+
+/** A storage process on the test's database that exits right after its first insert. */
+const doomedStorage = (env: NodeJS.ProcessEnv) =>
+  serviceProcess({
+    id: `storage-redelivery-${process.pid}`,
+    role: 'storage',
+    projectRoot: config.projectRoot,
+    logFile: join(logs, 'doomed.log'),
+    env: { ...process.env, CLICKHOUSE_DATABASE: database, WRITER_EXIT_AFTER_INSERTS: '1', ...env },
+    bus: nc,
+  });
+
+test('a batch inserted and never acknowledged is stored again, collapses for readers and counts once in the spans', async () => {
+  doomed = doomedStorage({ STORAGE_WRITER: 'false' });
+  // Started without its writer to make the schema, so that merges can be stopped before any insert.
+  await doomed.start();
+  await doomed.stop();
+  for (const table of TABLES) await clickhouse.command({ query: `SYSTEM STOP MERGES ${database}.${table}` });
+
+  // Two users, two sessions: both have rows in the batch that is lost, and rows after it.
+  const [first, second] = [newSessionId(), newSessionId()];
+  const batch = 20;
+  const after = 30;
+  await publishRange(first, 'alice', 0, batch, 1);
+  await publishRange(second, 'bob', 0, batch, 1);
+
+  doomed = doomedStorage({});
+  await doomed.start();
+  const code = await doomed.current()!.exited;
+  assert.is(code, 70, 'it exited at the fault, after its first insert');
+  const stored = await count(`SELECT count() AS n FROM ${database}.audio_seconds WHERE ${sql`session = ${first} OR session = ${second}`}`);
+  assert.is(stored, 2 * batch, 'its insert was in before it died');
+
+  await publishRange(first, 'alice', batch, after, 2);
+  await publishRange(second, 'bob', batch, after, 2);
+  storage = await StorageService.start(await connectBus('storage-redelivery storage', config.natsUrl, log), {
+    id: `storage-redelivery-survivor-${process.pid}`,
+    clickhouse: clickHouseServer(config),
+    database,
+    writer: { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs },
+    rowsStreamMaxBytes: config.rowsStreamMaxBytes,
+    natsReplicas: config.natsReplicas,
+    sessionMaxSeconds: config.sessionMaxSeconds,
+  }, quiet);
+
+  for (const session of [first, second]) {
+    const where = sql`session = ${session}`;
+    // The lost batch comes back once its ack_wait has passed.
+    await waitUntil('the redelivered batch', async () =>
+      (await count(`SELECT count() AS n FROM ${database}.audio_seconds WHERE ${where} AND second < ${batch}`)) === 2 * batch, 60_000);
+    await waitUntil('the later rows', async () =>
+      (await count(`SELECT count() AS n FROM ${database}.custom_events WHERE ${where} AND time >= ${batch / 2}`)) === after - batch, 60_000);
+
+    // Duplicates in the lost batch only, each stored twice; none after it.
+    for (const table of ['audio_seconds', 'custom_events'] as const) {
+      const copies = await queryRows<{ copies: number; rows: number }>(clickhouse,
+        `SELECT copies, count() AS rows FROM (SELECT count() AS copies FROM ${database}.${table} WHERE ${where}
+           GROUP BY ${table === 'audio_seconds' ? 'second' : 'time, id'}) GROUP BY copies ORDER BY copies`);
+      assert.equal(copies.map((row) => [Number(row.copies), Number(row.rows)]), [[1, after - batch], [2, batch]], `${table} of ${session}`);
+      assert.is(await count(`SELECT count() AS n FROM ${database}.${table} FINAL WHERE ${where}`), after, `${table} read once each`);
+    }
+    assert.is(await count(`SELECT count() AS n FROM ${database}.sessions FINAL WHERE id = ${sql`${session}`}`), 1);
+    // The view of the events counts each event once, however often it was inserted.
+    assert.is(await count(`SELECT uniqMerge(rows) AS n FROM ${database}.event_spans WHERE ${where}`), after, 'event_spans');
+  }
+  // One session per user, however many revisions and copies of its index rows.
+  for (const user of ['alice', 'bob']) {
+    assert.is(await count(`SELECT uniqMerge(rows) AS n FROM ${database}.session_spans WHERE user = ${sql`${user}`}`), 1, `session_spans of ${user}`);
+  }
+});
+
+test.run();
