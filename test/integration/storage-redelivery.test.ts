@@ -15,8 +15,9 @@ import { connectBus } from '../../bus/connection.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
 import { subjects, type RowKind } from '../../bus/subjects.ts';
-import { waitUntil } from '../../ops/stack/process.ts';
-import { serviceProcess, type ServiceProcess } from '../../ops/stack/service-process.ts';
+import { freePort } from '../../ops/stack/ports.ts';
+import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
+import { launchService } from '../../ops/stack/service-process.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
 import { ensureRowsStream } from '../../storage/rows-stream.ts';
 import { StorageService } from '../../storage/service.ts';
@@ -32,7 +33,7 @@ const logs = join(config.varDir, 'test', `storage-redelivery-${process.pid}`);
 let nc: NatsConnection;
 let js: JetStreamClient;
 let clickhouse: ClickHouseClient;
-let doomed: ServiceProcess | undefined;
+let doomed: Service | undefined;
 let storage: StorageService | undefined;
 
 const TABLES = ['audio_seconds', 'custom_events', 'sessions'] as const;
@@ -77,21 +78,18 @@ async function publishRange(session: string, user: string, from: number, to: num
   await publish(session, 'session', [indexRow(session, user, revision)]);
 }
 
-/** A storage process on the test's database that exits right after its first insert. */
-const doomedStorage = (env: NodeJS.ProcessEnv) =>
-  serviceProcess({
-    id: `storage-redelivery-${process.pid}`,
-    role: 'storage',
-    projectRoot: config.projectRoot,
-    logFile: join(logs, 'doomed.log'),
-    env: { ...process.env, CLICKHOUSE_DATABASE: database, WRITER_EXIT_AFTER_INSERTS: '1', ...env },
-    bus: nc,
-  });
+const storageEnv = { ...process.env, CLICKHOUSE_DATABASE: database, HOST_ID: `storage-redelivery-${process.pid}` };
 
 test('a batch inserted and never acknowledged is stored again, collapses for readers and counts once in the spans', async () => {
-  doomed = doomedStorage({ STORAGE_WRITER: 'false' });
   // Started without its writer to make the schema, so that merges can be stopped before any insert.
-  await doomed.start();
+  doomed = await launchService({
+    id: storageEnv.HOST_ID,
+    role: 'storage',
+    projectRoot: config.projectRoot,
+    logFile: join(logs, 'schema.log'),
+    env: { ...storageEnv, STORAGE_WRITER: 'false' },
+    metricsPort: await freePort(),
+  });
   await doomed.stop();
   for (const table of TABLES) await clickhouse.command({ query: `SYSTEM STOP MERGES ${database}.${table}` });
 
@@ -102,9 +100,14 @@ test('a batch inserted and never acknowledged is stored again, collapses for rea
   await publishRange(first, 'alice', 0, batch, 1);
   await publishRange(second, 'bob', 0, batch, 1);
 
-  doomed = doomedStorage({});
-  await doomed.start();
-  const code = await doomed.current()!.exited;
+  // A storage process that exits right after its first insert: not waited on to be ready, as it
+  // may insert and exit before it would be asked.
+  doomed = startService('doomed storage', process.execPath, ['--import', 'tsx', join(config.projectRoot, 'storage/main.ts')], {
+    logFile: join(logs, 'doomed.log'),
+    env: { ...storageEnv, WRITER_EXIT_AFTER_INSERTS: '1' },
+    cwd: config.projectRoot,
+  });
+  const code = await doomed.exited;
   assert.is(code, 70, 'it exited at the fault, after its first insert');
   const stored = await count(`SELECT count() AS n FROM ${database}.audio_seconds WHERE ${sql`session = ${first} OR session = ${second}`}`);
   assert.is(stored, 2 * batch, 'its insert was in before it died');
