@@ -2,6 +2,7 @@
 // matching their contract, refused by ClickHouse) go to the dead-letter stream while every good
 // row around them lands; a full ROWS stream refuses new rows, publishers retry, nothing waiting
 // is lost.
+import { startStorageInProcess } from '../support/storage.ts';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
@@ -33,16 +34,7 @@ let jsm: JetStreamManager;
 let clickhouse: ClickHouseClient;
 let storage: StorageService | undefined;
 
-const startStorage = async () =>
-  (storage = await StorageService.start(await connectBus('storage-poison storage', config.natsUrl, log), {
-    id: `storage-poison-${process.pid}`,
-    clickhouse: clickHouseServer(config),
-    database,
-    writer: { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs },
-    rowsStreamMaxBytes: config.rowsStreamMaxBytes,
-    natsReplicas: config.natsReplicas,
-    sessionMaxSeconds: config.sessionMaxSeconds,
-  }, quiet));
+const startStorage = async () => (storage = await startStorageInProcess(config, `storage-poison-${process.pid}`, database, quiet));
 
 async function stopStorage(): Promise<void> {
   await storage?.stop();

@@ -3,6 +3,7 @@
 // consumer's ack_wait and stored again. Every acknowledged publish is stored; the second copy
 // shows in the tables (merges stopped) for that batch's rows only, readers see each row once,
 // and the spans the views keep count rows, not inserts.
+import { startStorageInProcess } from '../support/storage.ts';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync } from 'node:fs';
@@ -114,15 +115,7 @@ test('a batch inserted and never acknowledged is stored again, collapses for rea
 
   await publishRange(first, 'alice', batch, after, 2);
   await publishRange(second, 'bob', batch, after, 2);
-  storage = await StorageService.start(await connectBus('storage-redelivery storage', config.natsUrl, log), {
-    id: `storage-redelivery-survivor-${process.pid}`,
-    clickhouse: clickHouseServer(config),
-    database,
-    writer: { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs },
-    rowsStreamMaxBytes: config.rowsStreamMaxBytes,
-    natsReplicas: config.natsReplicas,
-    sessionMaxSeconds: config.sessionMaxSeconds,
-  }, quiet);
+  storage = await startStorageInProcess(config, `storage-redelivery-survivor-${process.pid}`, database, quiet);
 
   for (const session of [first, second]) {
     const where = sql`session = ${session}`;

@@ -1,0 +1,19 @@
+// A storage service inside the test's own process, on a database of the test's, configured as
+// the storage process would be: for tests that stop and start it at chosen moments.
+import type { Config } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import type { Logger } from '../../bus/log.ts';
+import { clickHouseServer } from '../../storage/clickhouse.ts';
+import { StorageService } from '../../storage/service.ts';
+
+export async function startStorageInProcess(config: Config, id: string, database: string, log: Logger): Promise<StorageService> {
+  return StorageService.start(await connectBus(id, config.natsUrl, log), {
+    id,
+    clickhouse: clickHouseServer(config),
+    database,
+    writer: { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs },
+    rowsStreamMaxBytes: config.rowsStreamMaxBytes,
+    natsReplicas: config.natsReplicas,
+    sessionMaxSeconds: config.sessionMaxSeconds,
+  }, log);
+}
