@@ -3,7 +3,7 @@
 // far behind the writers are. ROWS and its consumer are shared by every writer, so each
 // writing service reports the same backlog: aggregate those with max(), not sum().
 import type { JetStreamManager } from '@nats-io/jetstream';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../bus/log.ts';
 import { busRequestMetrics } from '../bus/request-metrics.ts';
 import type { RequestObserver } from '../bus/rpc.ts';
@@ -21,11 +21,32 @@ export function writerLagSeconds(state: { messages: number; first_ts: string }, 
   return Math.max(0, (now - Date.parse(state.first_ts)) / 1000);
 }
 
+/** Who answered the session lists (storage/session-lists.ts), and how far memory lags. */
+export interface SessionListMetrics {
+  pages: Counter<'source'>;
+  behind: Gauge;
+}
+
 export class StorageMetrics {
   readonly bus: RequestObserver;
+  readonly sessionLists: SessionListMetrics;
 
   constructor(private readonly registry: Registry) {
     this.bus = busRequestMetrics(registry);
+    const registers = [registry];
+    this.sessionLists = {
+      pages: new Counter({
+        name: 'emo_session_list_pages_total',
+        help: 'Session list pages answered, by source: memory (the newest sessions of each user) or clickhouse',
+        labelNames: ['source'],
+        registers,
+      }),
+      behind: new Gauge({
+        name: 'emo_session_list_memory_behind_revisions',
+        help: 'Changes of the sessions bucket the in-memory session lists had yet to see at the last list; above 0, ClickHouse answers',
+        registers,
+      }),
+    };
   }
 
   /** Reads the writer's totals, and ROWS and its consumer from the server, at each scrape. */

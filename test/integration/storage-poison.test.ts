@@ -42,6 +42,7 @@ const startStorage = async () =>
     rowsStreamMaxBytes: config.rowsStreamMaxBytes,
     natsReplicas: config.natsReplicas,
     sessionMaxSeconds: config.sessionMaxSeconds,
+    sessionListMemoryPerUser: config.sessionListMemoryPerUser,
   }, quiet));
 
 async function stopStorage(): Promise<void> {

@@ -1,0 +1,123 @@
+// The newest sessions of each user, in memory, fed by the watch on the sessions bucket (the
+// truth about every session): the first pages of a list, which every client asks for, need no
+// ClickHouse. Per user it keeps the newest `perUser` sessions; below the newest one it dropped
+// (its horizon) it knows nothing, so a page that reaches past the horizon is not its to answer.
+import type { SessionRecord } from '../bus/contracts/session.ts';
+import { publicRecord, type PublicRecord } from '../bus/session-view.ts';
+import type { SessionListFilter } from './sessions-index.ts';
+
+interface Entry {
+  id: string;
+  createdAt: number;
+  state: SessionRecord['state'];
+  type: SessionRecord['type'];
+  /** The public record as JSON: a third of the parsed object's size, parsed only when listed. */
+  doc: string;
+}
+
+interface UserSessions {
+  /** Newest first: created desc, id desc, as the list orders them. */
+  entries: Entry[];
+  /** The newest session dropped: every session newer than it is in `entries`. */
+  horizon?: Entry;
+}
+
+/** A session list's order: negative when `a` is listed before `b`. */
+const listOrder = (a: Entry, b: Entry) =>
+  b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+export class NewestSessions {
+  private readonly users = new Map<string, UserSessions>();
+  /** The user of each session kept: a deletion names the session alone. */
+  private readonly userOf = new Map<string, string>();
+  /** The bucket revision of the last change applied. */
+  revision = 0;
+
+  constructor(private readonly perUser: number) {}
+
+  /** The watch starts over, replaying every session: what was learnt before is dropped. */
+  restarted(): void {
+    this.users.clear();
+    this.userOf.clear();
+    this.revision = 0;
+  }
+
+  put(record: SessionRecord, revision: number): void {
+    this.revision = revision;
+    const entry: Entry = {
+      id: record.id,
+      createdAt: record.createdAt,
+      state: record.state,
+      type: record.type,
+      doc: JSON.stringify(publicRecord(record)),
+    };
+    let user = this.users.get(record.user);
+    if (!user) this.users.set(record.user, (user = { entries: [] }));
+    if (user.horizon && listOrder(entry, user.horizon) >= 0) return;
+    const at = this.indexOf(user.entries, entry);
+    if (user.entries[at]?.id === entry.id) {
+      user.entries[at] = entry;
+      return;
+    }
+    user.entries.splice(at, 0, entry);
+    this.userOf.set(entry.id, record.user);
+    if (user.entries.length > this.perUser) {
+      user.horizon = user.entries.pop()!;
+      this.userOf.delete(user.horizon.id);
+    }
+  }
+
+  deleted(id: string, revision: number): void {
+    this.revision = revision;
+    const name = this.userOf.get(id);
+    if (name === undefined) return;
+    this.userOf.delete(id);
+    const user = this.users.get(name)!;
+    user.entries = user.entries.filter((entry) => entry.id !== id);
+  }
+
+  /**
+   * The page as the sessions table would answer it, or nothing when it reaches past what is
+   * kept. A user this service knows no session of is left to ClickHouse too: it answers that
+   * cheaply, and rows put there alone (as the benchmarks do) stay listed.
+   */
+  page(filter: SessionListFilter): { records: PublicRecord[]; hasMore: boolean } | undefined {
+    const user = this.users.get(filter.user);
+    if (!user || user.entries.length === 0) return undefined;
+    const wanted = filter.offset + filter.limit + 1;
+    const matching: Entry[] = [];
+    for (const entry of user.entries) {
+      if (!matches(entry, filter)) continue;
+      matching.push(entry);
+      if (matching.length === wanted) break;
+    }
+    if (matching.length < wanted && user.horizon) return undefined;
+    return {
+      records: matching.slice(filter.offset, filter.offset + filter.limit).map((entry) => JSON.parse(entry.doc) as PublicRecord),
+      hasMore: matching.length === wanted,
+    };
+  }
+
+  /** Where `entry` is or belongs in the list: binary search on the list's order. */
+  private indexOf(entries: Entry[], entry: Entry): number {
+    let lo = 0;
+    let hi = entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (listOrder(entries[mid]!, entry) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/** The sessions table's filters (storage/sessions-index.ts): created in [from, to), state, type. */
+function matches(entry: Entry, filter: SessionListFilter): boolean {
+  return (
+    (filter.type === undefined || entry.type === filter.type) &&
+    (filter.state === undefined || entry.state === filter.state) &&
+    (filter.state !== 'active' || entry.createdAt >= filter.activeSinceMs) &&
+    (filter.fromMs === undefined || entry.createdAt >= filter.fromMs) &&
+    (filter.toMs === undefined || entry.createdAt < filter.toMs)
+  );
+}
