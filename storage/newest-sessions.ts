@@ -2,6 +2,9 @@
 // truth about every session): the first pages of a list, which every client asks for, need no
 // ClickHouse. Per user it keeps the newest `perUser` sessions; below the newest one it dropped
 // (its horizon) it knows nothing, so a page that reaches past the horizon is not its to answer.
+// A user's sessions are answered for once they have also been seeded from the sessions table,
+// which may hold rows the bucket never had (loaded straight into ClickHouse): the union of the
+// newest of each is exact above the higher of their horizons.
 import type { SessionRecord } from '../bus/contracts/session.ts';
 import { publicRecord, type PublicRecord } from '../bus/session-view.ts';
 import type { SessionListFilter } from './sessions-index.ts';
@@ -20,6 +23,8 @@ interface UserSessions {
   entries: Entry[];
   /** The newest session dropped: every session newer than it is in `entries`. */
   horizon?: Entry;
+  /** Whether the newest sessions of the sessions table are in `entries` too. */
+  seeded: boolean;
 }
 
 /** A session list's order: negative when `a` is listed before `b`. */
@@ -44,27 +49,27 @@ export class NewestSessions {
 
   put(record: SessionRecord, revision: number): void {
     this.revision = revision;
-    const entry: Entry = {
-      id: record.id,
-      createdAt: record.createdAt,
-      state: record.state,
-      type: record.type,
-      doc: JSON.stringify(publicRecord(record)),
-    };
-    let user = this.users.get(record.user);
-    if (!user) this.users.set(record.user, (user = { entries: [] }));
-    if (user.horizon && listOrder(entry, user.horizon) >= 0) return;
-    const at = this.indexOf(user.entries, entry);
-    if (user.entries[at]?.id === entry.id) {
-      user.entries[at] = entry;
-      return;
+    this.insert(record.user, entryOf(publicRecord(record)), true);
+  }
+
+  /** Whether the user's newest sessions in the sessions table have been added. */
+  seeded(user: string): boolean {
+    return this.users.get(user)?.seeded ?? false;
+  }
+
+  /**
+   * Adds the user's newest sessions as the sessions table lists them (`complete`: all of them);
+   * the bucket's copy of a session, as new or newer, is kept.
+   */
+  seed(name: string, listed: PublicRecord[], complete: boolean): void {
+    for (const record of listed) this.insert(name, entryOf(record), false);
+    const user = this.user(name);
+    const oldest = listed.at(-1);
+    if (!complete && oldest) {
+      const entry = entryOf(oldest);
+      if (!user.horizon || listOrder(entry, user.horizon) < 0) this.dropFrom(user, entry);
     }
-    user.entries.splice(at, 0, entry);
-    this.userOf.set(entry.id, record.user);
-    if (user.entries.length > this.perUser) {
-      user.horizon = user.entries.pop()!;
-      this.userOf.delete(user.horizon.id);
-    }
+    user.seeded = true;
   }
 
   deleted(id: string, revision: number): void {
@@ -78,12 +83,11 @@ export class NewestSessions {
 
   /**
    * The page as the sessions table would answer it, or nothing when it reaches past what is
-   * kept. A user this service knows no session of is left to ClickHouse too: it answers that
-   * cheaply, and rows put there alone (as the benchmarks do) stay listed.
+   * kept or the user is not seeded yet.
    */
   page(filter: SessionListFilter): { records: PublicRecord[]; hasMore: boolean } | undefined {
     const user = this.users.get(filter.user);
-    if (!user || user.entries.length === 0) return undefined;
+    if (!user?.seeded) return undefined;
     const wanted = filter.offset + filter.limit + 1;
     const matching: Entry[] = [];
     for (const entry of user.entries) {
@@ -98,6 +102,34 @@ export class NewestSessions {
     };
   }
 
+  private user(name: string): UserSessions {
+    let user = this.users.get(name);
+    if (!user) this.users.set(name, (user = { entries: [], seeded: false }));
+    return user;
+  }
+
+  /** `replace`: a session already kept takes the new copy. */
+  private insert(name: string, entry: Entry, replace: boolean): void {
+    const user = this.user(name);
+    if (user.horizon && listOrder(entry, user.horizon) >= 0) return;
+    const at = this.indexOf(user.entries, entry);
+    if (user.entries[at]?.id === entry.id) {
+      if (replace) user.entries[at] = entry;
+      return;
+    }
+    user.entries.splice(at, 0, entry);
+    this.userOf.set(entry.id, name);
+    if (user.entries.length > this.perUser) this.dropFrom(user, user.entries.at(-1)!);
+  }
+
+  /** Forgets `horizon` and every session listed after it. */
+  private dropFrom(user: UserSessions, horizon: Entry): void {
+    user.horizon = horizon;
+    while (user.entries.length > 0 && listOrder(user.entries.at(-1)!, horizon) >= 0) {
+      this.userOf.delete(user.entries.pop()!.id);
+    }
+  }
+
   /** Where `entry` is or belongs in the list: binary search on the list's order. */
   private indexOf(entries: Entry[], entry: Entry): number {
     let lo = 0;
@@ -110,6 +142,14 @@ export class NewestSessions {
     return lo;
   }
 }
+
+const entryOf = (record: PublicRecord): Entry => ({
+  id: record.id,
+  createdAt: record.createdAt,
+  state: record.state,
+  type: record.type,
+  doc: JSON.stringify(record),
+});
 
 /** The sessions table's filters (storage/sessions-index.ts): created in [from, to), state, type. */
 function matches(entry: Entry, filter: SessionListFilter): boolean {

@@ -80,10 +80,11 @@ export class StorageService {
     await writer?.start();
     if (writer) options.metrics?.watchWriter(writer, jsm, log);
     const observe = options.metrics?.bus;
+    const lists = new SessionLists(newest, records, jsm, clickhouse, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
     const service = new StorageService(nc, clickhouse, records, writer, cluster);
     service.subscriptions.push(
       ...serveResults(nc, records, clickhouse, log, observe),
-      serveSessionList(nc, records, new SessionLists(newest, jsm, clickhouse, options.metrics?.sessionLists), options.sessionMaxSeconds, log, observe),
+      serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, clickhouse, log, observe),
       serveSessionIndex(nc, clickhouse, log, observe),
       serveSessionPurge(nc, records, clickhouse, jsm, new Schema(options.database, cluster?.name), cluster, log, observe),

@@ -2,6 +2,8 @@
 // and hold the page, ClickHouse otherwise. The one place that decides.
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from '../bus/log.ts';
+import type { SessionRecords } from '../bus/session-records.ts';
 import type { PublicRecord } from '../bus/session-view.ts';
 import { buckets } from '../bus/subjects.ts';
 import type { SessionListMetrics } from './metrics.ts';
@@ -9,10 +11,16 @@ import type { NewestSessions } from './newest-sessions.ts';
 import { listSessions, type SessionListFilter } from './sessions-index.ts';
 
 export class SessionLists {
+  /** Users whose newest sessions are being read from the sessions table into memory. */
+  private readonly seeding = new Set<string>();
+
   constructor(
     private readonly memory: NewestSessions,
+    private readonly records: SessionRecords,
     private readonly jsm: JetStreamManager,
     private readonly clickhouse: ClickHouseClient,
+    private readonly perUser: number,
+    private readonly log: Logger,
     private readonly metrics?: SessionListMetrics,
   ) {}
 
@@ -24,6 +32,21 @@ export class SessionLists {
     this.metrics?.behind.set(behind);
     const remembered = behind === 0 ? this.memory.page(filter) : undefined;
     this.metrics?.pages.inc({ source: remembered ? 'memory' : 'clickhouse' });
+    if (behind === 0 && !this.memory.seeded(filter.user)) this.seed(filter.user);
     return remembered ?? listSessions(this.clickhouse, filter);
+  }
+
+  /** Reads the user's newest sessions from the sessions table into memory, in the background. */
+  private seed(user: string): void {
+    if (this.perUser === 0 || this.seeding.has(user)) return;
+    this.seeding.add(user);
+    listSessions(this.clickhouse, { user, offset: 0, limit: this.perUser, activeSinceMs: 0 })
+      .then(({ records, hasMore }) => {
+        // A session deleted while its rows wait to be purged is no longer listed from memory.
+        const listed = records.filter((record) => !this.records.deletedLately(record.id));
+        this.memory.seed(user, listed, !hasMore);
+      })
+      .catch((error: unknown) => this.log.warn({ err: error, user }, 'newest sessions not read from ClickHouse'))
+      .finally(() => this.seeding.delete(user));
   }
 }
