@@ -15,6 +15,7 @@ import { serveSessionPurge } from './api/purge.ts';
 import { serveResults } from './api/results.ts';
 import { serveSessionList } from './api/sessions.ts';
 import { connectClickHouse, type ClickHouseServer } from './clickhouse.ts';
+import { BucketHead } from './bucket-head.ts';
 import { ClusterNodes } from './cluster-nodes.ts';
 import { ensureDeadLetterStream } from './dead-letter.ts';
 import type { StorageMetrics } from './metrics.ts';
@@ -80,7 +81,7 @@ export class StorageService {
     await writer?.start();
     if (writer) options.metrics?.watchWriter(writer, jsm, log);
     const observe = options.metrics?.bus;
-    const lists = new SessionLists(newest, records, jsm, clickhouse, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
+    const lists = new SessionLists(newest, records, new BucketHead(jsm), clickhouse, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
     const service = new StorageService(nc, clickhouse, records, writer, cluster);
     service.subscriptions.push(
       ...serveResults(nc, records, clickhouse, log, observe),

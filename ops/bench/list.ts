@@ -147,6 +147,9 @@ try {
       String(loaded.latency.p50), String(loaded.latency.p97_5), String(loaded.non2xx + loaded.errors)]);
   }
   printTable('Reads at scale (times in ms)', ['case', 'page', 'seq p50', 'seq p95', `req/s @${connections}`, `p50 @${connections}`, `p97.5 @${connections}`, 'failures'], rows);
+  // Who answered the session lists: the newest sessions in memory, or ClickHouse.
+  const scraped = await (await fetch(`${services.metrics.storage}/metrics`)).text();
+  console.log(scraped.split('\n').filter((line) => line.startsWith('emo_session_list_pages_total')).join('\n'));
 } finally {
   await clickhouse.close();
   await stack.stop();

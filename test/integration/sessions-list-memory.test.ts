@@ -16,6 +16,7 @@ import { createLog } from '../../bus/log.ts';
 import { SessionRecords } from '../../bus/session-records.ts';
 import { indexRow } from '../../bus/session-view.ts';
 import { connectClickHouse, clickHouseServer, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { BucketHead } from '../../storage/bucket-head.ts';
 import { NewestSessions } from '../../storage/newest-sessions.ts';
 import { SessionLists } from '../../storage/session-lists.ts';
 import { indexSession, listSessions, type SessionListFilter } from '../../storage/sessions-index.ts';
@@ -55,7 +56,7 @@ test.before(async () => {
   records = await SessionRecords.open(jetstream(nc), log, 1);
   await records.watch(undefined, newest);
   clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
-  lists = new SessionLists(newest, records, await jetstreamManager(nc), clickhouse, KEPT, log);
+  lists = new SessionLists(newest, records, new BucketHead(await jetstreamManager(nc)), clickhouse, KEPT, log);
 });
 
 test.after(async () => {
