@@ -4,7 +4,8 @@
 // (its horizon) it knows nothing, so a page that reaches past the horizon is not its to answer.
 // A user's sessions are answered for once they have also been seeded from the sessions table,
 // which may hold rows the bucket never had (loaded straight into ClickHouse): the union of the
-// newest of each is exact above the higher of their horizons.
+// newest of each is exact above the higher of their horizons. Active sessions are kept below
+// the horizon too (a user has few), so that a list of them is answered whole.
 import type { SessionRecord } from '../bus/contracts/session.ts';
 import { publicRecord, type PublicRecord } from '../bus/session-view.ts';
 import type { SessionListFilter } from './sessions-index.ts';
@@ -25,6 +26,10 @@ interface UserSessions {
   horizon?: Entry;
   /** Whether the newest sessions of the sessions table are in `entries` too. */
   seeded: boolean;
+  /** The active sessions listed after the horizon, by id. */
+  actives: Map<string, Entry>;
+  /** Since when the sessions table's active sessions are in `entries` or `actives` too. */
+  activesSince?: number;
 }
 
 /** A session list's order: negative when `a` is listed before `b`. */
@@ -72,6 +77,12 @@ export class NewestSessions {
     user.seeded = true;
   }
 
+  /** Adds the user's active sessions created since `sinceMs` as the sessions table lists them. */
+  seedActives(name: string, listed: PublicRecord[], sinceMs: number): void {
+    for (const record of listed) this.insert(name, entryOf(record), false);
+    this.user(name).activesSince = sinceMs;
+  }
+
   deleted(id: string, revision: number): void {
     this.revision = revision;
     const name = this.userOf.get(id);
@@ -79,6 +90,7 @@ export class NewestSessions {
     this.userOf.delete(id);
     const user = this.users.get(name)!;
     user.entries = user.entries.filter((entry) => entry.id !== id);
+    user.actives.delete(id);
   }
 
   /**
@@ -95,7 +107,11 @@ export class NewestSessions {
       matching.push(entry);
       if (matching.length === wanted) break;
     }
-    if (matching.length < wanted && user.horizon) return undefined;
+    const activesKnown = filter.state === 'active' && user.activesSince !== undefined && filter.activeSinceMs >= user.activesSince;
+    if (matching.length < wanted && activesKnown) {
+      matching.push(...[...user.actives.values()].filter((entry) => matches(entry, filter)).sort(listOrder));
+      matching.splice(wanted);
+    } else if (matching.length < wanted && user.horizon) return undefined;
     return {
       records: matching.slice(filter.offset, filter.offset + filter.limit).map((entry) => JSON.parse(entry.doc) as PublicRecord),
       hasMore: matching.length === wanted,
@@ -104,14 +120,23 @@ export class NewestSessions {
 
   private user(name: string): UserSessions {
     let user = this.users.get(name);
-    if (!user) this.users.set(name, (user = { entries: [], seeded: false }));
+    if (!user) this.users.set(name, (user = { entries: [], seeded: false, actives: new Map() }));
     return user;
   }
 
   /** `replace`: a session already kept takes the new copy. */
   private insert(name: string, entry: Entry, replace: boolean): void {
     const user = this.user(name);
-    if (user.horizon && listOrder(entry, user.horizon) >= 0) return;
+    if (user.horizon && listOrder(entry, user.horizon) >= 0) {
+      if (!replace && user.actives.has(entry.id)) return;
+      if (entry.state === 'active') {
+        user.actives.set(entry.id, entry);
+        this.userOf.set(entry.id, name);
+      } else if (user.actives.delete(entry.id)) {
+        this.userOf.delete(entry.id);
+      }
+      return;
+    }
     const at = this.indexOf(user.entries, entry);
     if (user.entries[at]?.id === entry.id) {
       if (replace) user.entries[at] = entry;
@@ -122,11 +147,13 @@ export class NewestSessions {
     if (user.entries.length > this.perUser) this.dropFrom(user, user.entries.at(-1)!);
   }
 
-  /** Forgets `horizon` and every session listed after it. */
+  /** Forgets `horizon` and every session listed after it but the active ones. */
   private dropFrom(user: UserSessions, horizon: Entry): void {
     user.horizon = horizon;
     while (user.entries.length > 0 && listOrder(user.entries.at(-1)!, horizon) >= 0) {
-      this.userOf.delete(user.entries.pop()!.id);
+      const dropped = user.entries.pop()!;
+      if (dropped.state === 'active') user.actives.set(dropped.id, dropped);
+      else this.userOf.delete(dropped.id);
     }
   }
 

@@ -9,6 +9,10 @@ import type { SessionListMetrics } from './metrics.ts';
 import type { NewestSessions } from './newest-sessions.ts';
 import { listSessions, type SessionListFilter } from './sessions-index.ts';
 
+// More active sessions than this (a user has USER_MAX_ACTIVE_SESSIONS at most, unless sessions
+// are left active with no host) and lists of active ones are ClickHouse's.
+const ACTIVE_SEED = 1000;
+
 export class SessionLists {
   /** Users whose newest sessions are being read from the sessions table into memory. */
   private readonly seeding = new Set<string>();
@@ -31,19 +35,27 @@ export class SessionLists {
     this.metrics?.behind.set(behind);
     const remembered = behind === 0 ? this.memory.page(filter) : undefined;
     this.metrics?.pages.inc({ source: remembered ? 'memory' : 'clickhouse' });
-    if (behind === 0 && !this.memory.seeded(filter.user)) this.seed(filter.user);
+    if (behind === 0 && !this.memory.seeded(filter.user)) this.seed(filter.user, filter.activeSinceMs);
     return remembered ?? listSessions(this.clickhouse, filter);
   }
 
-  /** Reads the user's newest sessions from the sessions table into memory, in the background. */
-  private seed(user: string): void {
+  /**
+   * Reads the user's newest sessions, and the active ones created since `activeSinceMs`, from
+   * the sessions table into memory, in the background.
+   */
+  private seed(user: string, activeSinceMs: number): void {
     if (this.perUser === 0 || this.seeding.has(user)) return;
     this.seeding.add(user);
-    listSessions(this.clickhouse, { user, offset: 0, limit: this.perUser, activeSinceMs: 0 })
-      .then(({ records, hasMore }) => {
-        // A session deleted while its rows wait to be purged is no longer listed from memory.
-        const listed = records.filter((record) => !this.records.deletedLately(record.id));
-        this.memory.seed(user, listed, !hasMore);
+    const newest = listSessions(this.clickhouse, { user, offset: 0, limit: this.perUser, activeSinceMs });
+    const actives = listSessions(this.clickhouse, { user, state: 'active', offset: 0, limit: ACTIVE_SEED, activeSinceMs });
+    // A session deleted while its rows wait to be purged, or finished since its row was
+    // written, is not listed from memory as the table has it.
+    const current = (records: PublicRecord[]) => records.filter((record) =>
+      !this.records.deletedLately(record.id) && (this.records.peek(record.id)?.record.state ?? record.state) === record.state);
+    Promise.all([newest, actives])
+      .then(([latest, active]) => {
+        this.memory.seed(user, current(latest.records), !latest.hasMore);
+        if (!active.hasMore) this.memory.seedActives(user, current(active.records), activeSinceMs);
       })
       .catch((error: unknown) => this.log.warn({ err: error, user }, 'newest sessions not read from ClickHouse'))
       .finally(() => this.seeding.delete(user));

@@ -52,6 +52,22 @@ test('past the horizon, nothing: from the bucket\'s newest kept, or from the tab
   assert.is(table.page(first('ann', 2)), undefined, 'the table had more below s4');
 });
 
+test('active sessions are kept below the horizon: a list of them is answered whole once the table\'s are in', () => {
+  const memory = new NewestSessions(2);
+  const active = { ...record('ann', 0), state: 'active' as const, workerState: 'working' as const };
+  memory.put(active, 1);
+  for (let i = 1; i < 5; i++) memory.put(record('ann', i), i + 1);
+  memory.seed('ann', [], true);
+  const actives = { ...first('ann', 10), state: 'active' as const };
+  assert.is(memory.page(actives), undefined, 'the table\'s active sessions are not in yet');
+  memory.seedActives('ann', [], 0);
+  assert.equal(names(memory.page(actives)), { names: ['s0'], hasMore: false });
+  assert.is(memory.page({ ...actives, activeSinceMs: active.createdAt + 1 })?.records.length, 0, 'created before the look-back');
+  memory.put({ ...active, state: 'finished', workerState: 'stopped' }, 6);
+  assert.equal(names(memory.page(actives)), { names: [], hasMore: false });
+  assert.is(memory.page(first('ann', 3)), undefined, 'finished below the horizon: not kept');
+});
+
 test('a restarted watch forgets everything; with none kept, no page is answered', () => {
   const memory = new NewestSessions(10);
   memory.put(record('ann', 0), 1);
