@@ -122,6 +122,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     writerExitAfterInserts: read.wholeNumber('WRITER_EXIT_AFTER_INSERTS', 0, 0),
     // The durable row buffer: how much it may hold while ClickHouse is away.
     rowsStreamMaxBytes: read.number('ROWS_STREAM_MAX_BYTES', 1024 ** 3, 1024 * 1024),
+    // The newest sessions of each user a storage service keeps in memory, to answer the first
+    // pages of a session list without ClickHouse (storage/newest-sessions.ts).
+    sessionListMemoryPerUser: read.wholeNumber('SESSION_LIST_MEMORY_PER_USER', 200, 0),
 
     // actor host
     hostId: read.identifier('HOST_ID', `${hostname()}-${process.pid}`),

@@ -20,6 +20,14 @@ export interface Versioned {
   revision: number;
 }
 
+/** Told every entry of the watch, in the bucket's order, with the entry's revision. */
+export interface WatchFollower {
+  /** The watch starts over: it replays the latest entry of every session first. */
+  restarted(): void;
+  put(record: SessionRecord, revision: number): void;
+  deleted(id: string, revision: number): void;
+}
+
 const CACHED_RECORDS = 100_000;
 // How long a deletion is remembered: far longer than any row of the session can still be on
 // its way (a stopped worker flushes within seconds; a publisher retries for minutes at most).
@@ -78,21 +86,25 @@ export class SessionRecords {
   /**
    * Follows every change of every session: keeps the cache current and tells `onChange`. A
    * watch that ends (NATS restarted, the bucket's stream moved) is opened again, replaying the
-   * latest record of every session, so nothing is missed.
+   * latest record of every session, so nothing is missed; `follower` is told each entry.
    */
-  async watch(onChange: (record: SessionRecord) => void = () => {}): Promise<void> {
+  async watch(onChange: (record: SessionRecord) => void = () => {}, follower?: WatchFollower): Promise<void> {
     let updates = await this.kv.watch();
     void (async () => {
       while (!this.closed) {
         try {
+          follower?.restarted();
           for await (const entry of updates) {
             if (entry.operation !== 'PUT') {
               this.recent.delete(entry.key);
               this.noteDeletion(entry.key, entry.created.getTime());
+              follower?.deleted(entry.key, entry.revision);
               continue;
             }
-            const seen = this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
+            const record = entry.json<SessionRecord>();
+            const seen = this.remember({ record, revision: entry.revision });
             onChange(seen.record);
+            follower?.put(record, entry.revision);
           }
         } catch (error) {
           this.log.warn({ err: error }, 'session watch broke');

@@ -26,6 +26,7 @@ const service = await StorageService.start(
     rowsStreamMaxBytes: config.rowsStreamMaxBytes,
     natsReplicas: config.natsReplicas,
     sessionMaxSeconds: config.sessionMaxSeconds,
+    sessionListMemoryPerUser: config.sessionListMemoryPerUser,
     metrics: new StorageMetrics(registry),
   },
   log.child({ component: 'storage' }),

@@ -21,19 +21,40 @@ export function writerLagSeconds(state: { messages: number; first_ts: string }, 
   return Math.max(0, (now - Date.parse(state.first_ts)) / 1000);
 }
 
+/** Who answered the session lists (storage/session-lists.ts), and how far memory lags. */
+export interface SessionListMetrics {
+  pages: Counter<'source'>;
+  behind: Gauge;
+}
+
 export class StorageMetrics {
   readonly bus: RequestObserver;
   /** Counts the ALTER ... DELETE mutations a purge issued: each rewrites a month of a shared table. */
   readonly purgeMutations: (count: number) => void;
+  readonly sessionLists: SessionListMetrics;
 
   constructor(private readonly registry: Registry) {
     this.bus = busRequestMetrics(registry);
+    const registers = [registry];
     const mutations = new Counter({
       name: 'emo_purge_mutations_total',
       help: 'ALTER TABLE ... DELETE mutations issued to remove deleted sessions',
-      registers: [registry],
+      registers,
     });
     this.purgeMutations = (count) => mutations.inc(count);
+    this.sessionLists = {
+      pages: new Counter({
+        name: 'emo_session_list_pages_total',
+        help: 'Session list pages answered, by source: memory (the newest sessions of each user) or clickhouse',
+        labelNames: ['source'],
+        registers,
+      }),
+      behind: new Gauge({
+        name: 'emo_session_list_memory_behind_revisions',
+        help: 'Changes of the sessions bucket the in-memory session lists had yet to see at the last list; above 0, ClickHouse answers',
+        registers,
+      }),
+    };
   }
 
   /** Reads the writer's totals, and ROWS and its consumer from the server, at each scrape. */

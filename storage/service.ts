@@ -14,11 +14,14 @@ import { serveSessionPurge } from './api/purge.ts';
 import { serveResults } from './api/results.ts';
 import { serveSessionList } from './api/sessions.ts';
 import { connectClickHouse, type ClickHouseServer } from './clickhouse.ts';
+import { BucketHead } from './bucket-head.ts';
 import { ClusterNodes } from './cluster-nodes.ts';
 import { ensureDeadLetterStream } from './dead-letter.ts';
 import type { StorageMetrics } from './metrics.ts';
 import { migrate } from './migrations.ts';
+import { NewestSessions } from './newest-sessions.ts';
 import { Schema } from './schema.ts';
+import { SessionLists } from './session-lists.ts';
 import { ensureRowsStream } from './rows-stream.ts';
 import { StorageWriter, type WriterOptions } from './writer.ts';
 
@@ -34,6 +37,8 @@ export interface StorageOptions {
   natsReplicas: number;
   /** The longest a session runs: how far back a list of active sessions looks. */
   sessionMaxSeconds: number;
+  /** The newest sessions of each user kept in memory for the session lists. */
+  sessionListMemoryPerUser: number;
   /** Where bus requests and the writer are measured (the process's /metrics). */
   metrics?: StorageMetrics;
 }
@@ -66,7 +71,8 @@ export class StorageService {
     await ensureDeadLetterStream(jsm, options.natsReplicas);
     const clickhouse = connectClickHouse(options.clickhouse, options.database, log.child({ component: 'clickhouse' }));
     const records = await SessionRecords.open(js, log, options.natsReplicas);
-    await records.watch();
+    const newest = new NewestSessions(options.sessionListMemoryPerUser);
+    await records.watch(undefined, newest);
     const writer = options.writer && new StorageWriter(js, clickhouse, log.child({ component: 'writer' }), {
       ...options.writer,
       deleted: (session) => records.deletedLately(session),
@@ -74,10 +80,11 @@ export class StorageService {
     await writer?.start();
     if (writer) options.metrics?.watchWriter(writer, jsm, log);
     const observe = options.metrics?.bus;
+    const lists = new SessionLists(newest, records, new BucketHead(jsm), clickhouse, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
     const service = new StorageService(nc, clickhouse, records, writer, cluster);
     service.subscriptions.push(
       ...serveResults(nc, records, clickhouse, log, observe),
-      serveSessionList(nc, records, clickhouse, options.sessionMaxSeconds, log, observe),
+      serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, clickhouse, log, observe),
       serveSessionIndex(nc, clickhouse, log, observe),
       serveSessionPurge(nc, records, clickhouse, jsm, new Schema(options.database, cluster?.name), cluster, log, observe, options.metrics?.purgeMutations),

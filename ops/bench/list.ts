@@ -1,5 +1,6 @@
 // Reads at scale through the gateway: the session list of a user with a million sessions
-// (beside ten users with 100,000 each and one with a few), the custom events of a session
+// (beside ten users with 100,000 each, one with a few, and one whose million sessions are
+// followed by a pause of 15 days before the newest), the custom events of a session
 // with a million of them, and the transcript of a 12-hour session. Starts NATS, ClickHouse,
 // the storage service, an actor host and the gateway; loads the rows straight into ClickHouse;
 // measures each case one request at a time (p50/p95), then each under concurrent connections
@@ -99,6 +100,12 @@ try {
     }
   });
   await loadSessions(clickhouse, { user: 'bench-small', count: 20, newestMs: now, spacingMs: DAY_MS, active: 1 });
+  // Windows sized by the average density find next to nothing in the 15 days before the newest.
+  const paused = { user: 'bench-paused', count: 1_000_000, newestMs: now - 15 * DAY_MS, spacingMs: big.spacingMs, active: 0 };
+  await timed('1,000,000 sessions, then 15 days later one more', async () => {
+    await loadSessions(clickhouse, paused);
+    await loadSessions(clickhouse, { ...paused, count: 1, newestMs: now - 60_000, active: 1 });
+  });
 
   const reader = await tokenFor('bench-reader');
   const { session, source } = await createSession(services, reader);
@@ -119,6 +126,9 @@ try {
     { name: '1M: offset=100000', path: '/v1/sessions?offset=100000', token: bigToken },
     { name: '1M: one day, first page', path: `/v1/sessions?${day}`, token: bigToken },
     { name: '1M: one day, offset=30000', path: `/v1/sessions?${day}&offset=30000`, token: bigToken },
+    { name: '1M after a pause: first page', path: '/v1/sessions', token: await tokenFor(paused.user) },
+    { name: '1M after a pause: limit=100', path: '/v1/sessions?limit=100', token: await tokenFor(paused.user) },
+    { name: '1M after a pause: offset=10000', path: '/v1/sessions?offset=10000', token: await tokenFor(paused.user) },
     { name: '100k user: first page', path: '/v1/sessions', token: await tokenFor('bench-other-3') },
     { name: '20-session user: first page', path: '/v1/sessions', token: await tokenFor('bench-small') },
     { name: '1M events: first page', path: `/v1/sessions/${session}/events`, token: reader },
@@ -137,6 +147,9 @@ try {
       String(loaded.latency.p50), String(loaded.latency.p97_5), String(loaded.non2xx + loaded.errors)]);
   }
   printTable('Reads at scale (times in ms)', ['case', 'page', 'seq p50', 'seq p95', `req/s @${connections}`, `p50 @${connections}`, `p97.5 @${connections}`, 'failures'], rows);
+  // Who answered the session lists: the newest sessions in memory, or ClickHouse.
+  const scraped = await (await fetch(`${services.metrics.storage}/metrics`)).text();
+  console.log(scraped.split('\n').filter((line) => line.startsWith('emo_session_list_pages_total')).join('\n'));
 } finally {
   await clickhouse.close();
   await stack.stop();

@@ -1,6 +1,5 @@
-// The session list, served by the storage service from the sessions table (the KV answers
-// for one session; this answers for millions).
-import type { ClickHouseClient } from '@clickhouse/client';
+// The session list, served by the storage service: its newest pages from memory, the rest from
+// the sessions table (storage/session-lists.ts decides).
 import type { NatsConnection } from '@nats-io/transport-node';
 import { MAX_DATE_MS, type SessionPage } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
@@ -9,8 +8,7 @@ import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
-import { readsUntil } from '../read-deadline.ts';
-import { listSessions } from '../sessions-index.ts';
+import type { SessionLists } from '../session-lists.ts';
 
 // A session is active until its expiry, which its host (or, when that host died, the one taking
 // it over) enforces within seconds; an hour covers every host being down for a while.
@@ -19,7 +17,7 @@ const EXPIRY_GRACE_MS = 3_600_000;
 export function serveSessionList(
   nc: NatsConnection,
   records: SessionRecords,
-  clickhouse: ClickHouseClient,
+  lists: SessionLists,
   sessionMaxSeconds: number,
   log: Logger,
   observe?: RequestObserver,
@@ -28,7 +26,7 @@ export function serveSessionList(
     const fromMs = dateBound(query.from, 'from');
     const toMs = dateBound(query.to, 'to');
     const now = Date.now();
-    const page = await listSessions(readsUntil(clickhouse, deadline), {
+    const page = await lists.page({
       user: caller.user,
       state: query.state,
       type: query.type,
@@ -37,7 +35,7 @@ export function serveSessionList(
       fromMs,
       toMs,
       activeSinceMs: now - sessionMaxSeconds * 1000 - EXPIRY_GRACE_MS,
-    });
+    }, deadline);
     // The index holds each session as of its last listed change; heartbeats (healthCheck,
     // mediaSeconds) are newer in the records this service follows.
     const data = page.records.map((indexed) => {

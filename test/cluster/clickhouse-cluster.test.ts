@@ -210,6 +210,7 @@ step('rows the storage writer stores are read back, each once, from every node',
     rowsStreamMaxBytes: 64 * 1024 * 1024,
     natsReplicas: 1,
     sessionMaxSeconds: config.sessionMaxSeconds,
+    sessionListMemoryPerUser: config.sessionListMemoryPerUser,
   }, storageLog);
   client = connectClickHouse(server, DATABASE);
   // Sessions go to a shard by the hash of their random id: with 8, all on one shard was a 1 in

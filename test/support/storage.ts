@@ -15,5 +15,6 @@ export async function startStorageInProcess(config: Config, id: string, database
     rowsStreamMaxBytes: config.rowsStreamMaxBytes,
     natsReplicas: config.natsReplicas,
     sessionMaxSeconds: config.sessionMaxSeconds,
+    sessionListMemoryPerUser: config.sessionListMemoryPerUser,
   }, log);
 }

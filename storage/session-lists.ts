@@ -1,0 +1,65 @@
+// Who answers a session list: the newest sessions in memory when they are as new as the bucket
+// and hold the page, ClickHouse otherwise. The one place that decides.
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from '../bus/log.ts';
+import type { SessionRecords } from '../bus/session-records.ts';
+import type { PublicRecord } from '../bus/session-view.ts';
+import type { BucketHead } from './bucket-head.ts';
+import type { SessionListMetrics } from './metrics.ts';
+import type { NewestSessions } from './newest-sessions.ts';
+import { readsUntil } from './read-deadline.ts';
+import { listSessions, type SessionListFilter } from './sessions-index.ts';
+
+// More active sessions than this (a user has USER_MAX_ACTIVE_SESSIONS at most, unless sessions
+// are left active with no host) and lists of active ones are ClickHouse's.
+const ACTIVE_SEED = 1000;
+
+export class SessionLists {
+  /** Users whose newest sessions are being read from the sessions table into memory. */
+  private readonly seeding = new Set<string>();
+
+  constructor(
+    private readonly memory: NewestSessions,
+    private readonly records: SessionRecords,
+    private readonly head: BucketHead,
+    private readonly clickhouse: ClickHouseClient,
+    private readonly perUser: number,
+    private readonly log: Logger,
+    private readonly metrics?: SessionListMetrics,
+  ) {}
+
+  /** The page `filter` asks for; ClickHouse's queries for it end by `deadline` (ms since the epoch). */
+  async page(filter: SessionListFilter, deadline: number): Promise<{ records: PublicRecord[]; hasMore: boolean }> {
+    // A change the caller made before asking (a create, rename or stop through any host) is
+    // in memory once the revision the bucket had then is.
+    const latest = await this.head.latest();
+    const behind = Math.max(0, latest - this.memory.revision);
+    this.metrics?.behind.set(behind);
+    const remembered = behind === 0 ? this.memory.page(filter) : undefined;
+    this.metrics?.pages.inc({ source: remembered ? 'memory' : 'clickhouse' });
+    if (behind === 0 && !this.memory.seeded(filter.user)) this.seed(filter.user, filter.activeSinceMs);
+    return remembered ?? listSessions(readsUntil(this.clickhouse, deadline), filter);
+  }
+
+  /**
+   * Reads the user's newest sessions, and the active ones created since `activeSinceMs`, from
+   * the sessions table into memory, in the background.
+   */
+  private seed(user: string, activeSinceMs: number): void {
+    if (this.perUser === 0 || this.seeding.has(user)) return;
+    this.seeding.add(user);
+    const newest = listSessions(this.clickhouse, { user, offset: 0, limit: this.perUser, activeSinceMs });
+    const actives = listSessions(this.clickhouse, { user, state: 'active', offset: 0, limit: ACTIVE_SEED, activeSinceMs });
+    // A session deleted while its rows wait to be purged, or finished since its row was
+    // written, is not listed from memory as the table has it.
+    const current = (records: PublicRecord[]) => records.filter((record) =>
+      !this.records.deletedLately(record.id) && (this.records.peek(record.id)?.record.state ?? record.state) === record.state);
+    Promise.all([newest, actives])
+      .then(([latest, active]) => {
+        this.memory.seed(user, current(latest.records), !latest.hasMore);
+        if (!active.hasMore) this.memory.seedActives(user, current(active.records), activeSinceMs);
+      })
+      .catch((error: unknown) => this.log.warn({ err: error, user }, 'newest sessions not read from ClickHouse'))
+      .finally(() => this.seeding.delete(user));
+  }
+}

@@ -1,0 +1,215 @@
+// The newest pages of a session list come from memory (storage/newest-sessions.ts) exactly as
+// ClickHouse would answer them, and a create, rename or stop shows in the creator's next list
+// whichever of two storage services answers it.
+import fc from 'fast-check';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { join } from 'node:path';
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import { readConfig } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import { newSessionId } from '../../bus/ids.ts';
+import { createLog } from '../../bus/log.ts';
+import { SessionRecords } from '../../bus/session-records.ts';
+import { indexRow } from '../../bus/session-view.ts';
+import { connectClickHouse, clickHouseServer, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { BucketHead } from '../../storage/bucket-head.ts';
+import { NewestSessions } from '../../storage/newest-sessions.ts';
+import { SessionLists } from '../../storage/session-lists.ts';
+import { indexSession, listSessions, type SessionListFilter } from '../../storage/sessions-index.ts';
+import { freePort } from '../../ops/stack/ports.ts';
+import { waitUntil, type Service } from '../../ops/stack/process.ts';
+import { launchService } from '../../ops/stack/service-process.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
+
+const config = readConfig();
+const log = createLog({ logLevel: 'silent', hostId: 'sessions-list-memory' });
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const KEPT = 40;
+const STREAM = 'rtmp://127.0.0.1:9/live/list-memory';
+
+let services: Services;
+let second: Service;
+let secondMetrics: string;
+let nc: NatsConnection;
+let records: SessionRecords;
+let clickhouse: ClickHouseClient;
+let lists: SessionLists;
+const newest = new NewestSessions(KEPT);
+
+test.before(async () => {
+  services = await startServices({ name: 'sessions-list-memory' });
+  const id = 'sessions-list-memory-storage-2';
+  const port = await freePort();
+  secondMetrics = `http://127.0.0.1:${port}`;
+  second = await launchService({
+    id,
+    role: 'storage',
+    projectRoot: config.projectRoot,
+    logFile: join(services.logDir, 'storage-2.log'),
+    env: { ...process.env, STORAGE_WRITER: 'false', LOG_LEVEL: 'info' },
+    metricsPort: port,
+  });
+  nc = await connectBus('sessions-list-memory', config.natsUrl, log);
+  records = await SessionRecords.open(jetstream(nc), log, 1);
+  await records.watch(undefined, newest);
+  clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
+  lists = new SessionLists(newest, records, new BucketHead(await jetstreamManager(nc)), clickhouse, KEPT, log);
+});
+
+test.after(async () => {
+  records?.close();
+  await clickhouse?.close();
+  await nc?.close();
+  await second?.stop();
+  await services?.stop();
+});
+
+/** Deterministic, so that a failure can be replayed. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return state / 2_147_483_648;
+  };
+}
+
+/**
+ * Written as a host writes it: the bucket, then the index row of that revision; or, as the
+ * benchmarks load sessions, into the index alone.
+ */
+async function write(record: SessionRecord, indexOnly = false): Promise<number> {
+  const revision = indexOnly ? 1 : await records.kv.put(record.id, JSON.stringify(record));
+  await indexSession(clickhouse, indexRow(record, revision));
+  return revision;
+}
+
+/**
+ * `count` sessions over half a year, newest sparse, some in one millisecond, some renamed, some
+ * still active (their heartbeat ahead, so that no host takes them over), one in eight in the
+ * index alone.
+ */
+async function seed(user: string, count: number, next: () => number): Promise<number> {
+  const now = Date.now();
+  let revision = 0;
+  for (let i = 0; i < count; i++) {
+    const createdAt = i % 9 === 3 ? now - 5 * DAY : now - Math.floor(next() ** 2 * 180 * DAY);
+    const active = next() < 0.3;
+    const record: SessionRecord = {
+      id: newSessionId(createdAt),
+      name: `session ${i}`,
+      type: 'live_analysis',
+      state: active ? 'active' : 'finished',
+      createdAt,
+      ...(active ? {} : { finishedAt: createdAt + HOUR, stopReason: 'client' as const }),
+      user,
+      product: 'tests',
+      streamUri: STREAM,
+      sensors: [],
+      expiresAt: createdAt + 12 * HOUR,
+      healthCheckAt: now + DAY,
+      workerState: active ? 'working' : 'stopped',
+      mediaSeconds: 0,
+    };
+    if (i % 8 === 5) {
+      await write(record, true);
+      continue;
+    }
+    revision = await write(record);
+    if (next() < 0.3) revision = await write({ ...record, name: `renamed ${i}` });
+  }
+  return revision;
+}
+
+test('a page that memory answers is the page ClickHouse answers, over random pages and filters', async () => {
+  const next = random(36);
+  const many = `memory-many-${process.pid}`;
+  const few = `memory-few-${process.pid}`;
+  await seed(many, 150, next);
+  const last = await seed(few, 25, next);
+  await waitUntil('the watch to see every session', async () => newest.revision >= last, 30_000);
+  // A user's first list is ClickHouse's, and reads the newest of the sessions table into memory.
+  const now = Date.now();
+  for (const user of [many, few]) await lists.page({ user, offset: 0, limit: 10, activeSinceMs: now - 200 * DAY }, Date.now() + 60_000);
+  await waitUntil('both users read from the sessions table', async () => newest.seeded(many) && newest.seeded(few), 30_000);
+  let fromMemory = 0;
+  let declined = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.record({
+        user: fc.constantFrom(many, few),
+        state: fc.constantFrom(undefined, 'active' as const, 'finished' as const),
+        type: fc.constantFrom(undefined, 'live_analysis' as const),
+        offset: fc.integer({ min: 0, max: 60 }),
+        limit: fc.integer({ min: 1, max: 100 }),
+        fromDays: fc.option(fc.integer({ min: 0, max: 200 })),
+        toDays: fc.option(fc.integer({ min: 0, max: 200 })),
+        activeSinceDays: fc.integer({ min: 0, max: 200 }),
+      }),
+      async ({ user, state, type, offset, limit, fromDays, toDays, activeSinceDays }) => {
+        const filter: SessionListFilter = {
+          user,
+          state,
+          type,
+          offset,
+          limit,
+          ...(fromDays !== null ? { fromMs: now - fromDays * DAY } : {}),
+          ...(toDays !== null ? { toMs: now - toDays * DAY } : {}),
+          activeSinceMs: now - activeSinceDays * DAY,
+        };
+        const remembered = newest.page(filter);
+        if (!remembered) {
+          declined++;
+          return;
+        }
+        fromMemory++;
+        assert.equal(remembered, await listSessions(clickhouse, filter), JSON.stringify(filter));
+      },
+    ),
+    { numRuns: 300, seed: 36 },
+  );
+  // Both sides of the horizon were asked: pages memory holds, and pages it leaves to ClickHouse.
+  assert.ok(fromMemory > 100, `${fromMemory} pages from memory`);
+  assert.ok(declined > 10, `${declined} pages left to ClickHouse`);
+});
+
+/** Pages one storage service answered from memory, from its /metrics. */
+async function memoryPages(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('emo_session_list_pages_total{source="memory"}'));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+test('a create, rename or stop shows in the creator\'s next list, whichever storage service answers', async () => {
+  const { alice, bob } = services.users;
+  const before = [await memoryPages(services.metrics.storage), await memoryPages(secondMetrics)];
+  const list = async (query = '', token = alice.token) => {
+    const reply = await services.api('GET', `/v1/sessions${query}`, { token });
+    assert.is(reply.status, 200);
+    return reply.body.data as { _id: string; name: string; state: string }[];
+  };
+  for (let i = 0; i < 8; i++) {
+    const created = await services.api('POST', '/v1/sessions', { body: { name: `ryw ${i}`, streamUri: STREAM } });
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    const id: string = created.body._id;
+    const first = (await list())[0]!;
+    assert.equal([first._id, first.name], [id, `ryw ${i}`]);
+    const renamed = await services.api('PATCH', `/v1/sessions/${id}`, { body: { name: `ryw ${i} renamed` } });
+    assert.is(renamed.status, 200, JSON.stringify(renamed.body));
+    assert.is((await list())[0]!.name, `ryw ${i} renamed`);
+    assert.is((await list('?state=active'))[0]!._id, id);
+    const stopped = await services.api('POST', `/v1/sessions/${id}/stop`);
+    assert.is(stopped.status, 200, JSON.stringify(stopped.body));
+    assert.is((await list('?state=finished'))[0]!._id, id);
+    assert.ok(!(await list('?state=active')).some((session) => session._id === id));
+    assert.ok(!(await list('', bob.token)).some((session) => session._id === id), 'bob sees none of alice\'s sessions');
+  }
+  const after = [await memoryPages(services.metrics.storage), await memoryPages(secondMetrics)];
+  assert.ok(after[0]! > before[0]! && after[1]! > before[1]!, `pages from memory: ${before} -> ${after}`);
+});
+
+test.run();
