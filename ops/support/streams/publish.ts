@@ -34,15 +34,16 @@ function probeOnce(url: string, ffprobePath: string): Promise<boolean> {
   return new Promise((resolve) => {
     execFile(
       ffprobePath,
-      ['-v', 'error', ...timeoutArgs(url, 2), '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', url],
-      { timeout: 6000, killSignal: 'SIGKILL' },
+      ['-v', 'error', ...timeoutArgs(url, 5), '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', url],
+      { timeout: 10_000, killSignal: 'SIGKILL' },
       (error, stdout) => resolve(!error && /video|audio/.test(stdout)),
     );
   });
 }
 
-// Resolves once ffprobe sees a stream at `url`; rejects after timeoutMs.
-export async function waitForStream(url: string, timeoutMs = 20000, ffprobePath = 'ffprobe'): Promise<void> {
+// Resolves once ffprobe sees a stream at `url`; rejects after timeoutMs. A busy machine (test
+// lanes side by side) can take tens of seconds to get a publisher's first packets through.
+export async function waitForStream(url: string, timeoutMs = 60_000, ffprobePath = 'ffprobe'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await probeOnce(url, ffprobePath))) {
     if (Date.now() > deadline) throw new Error(`no stream at ${url} after ${timeoutMs} ms`);
