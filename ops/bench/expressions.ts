@@ -84,6 +84,9 @@ const CONFIGURATIONS: Configuration[] = [
   { name: 'align + detect 320 + classify every 2', settings: { ...OFF, align: true, detectionWidth: 320, classifyEvery: 2 } },
   { name: 'align + detect 480 + classify every 2', settings: { ...OFF, align: true, detectionWidth: 480, classifyEvery: 2 } },
   { name: 'align + detect 512 + classify every 2', settings: { ...OFF, align: true, detectionWidth: 512, classifyEvery: 2 } },
+  // The effort ladder's steps (FACE_REDUCED_*, FACE_LEAST_*) without alignment.
+  { name: 'detect 480 + classify every 2', settings: { ...OFF, detectionWidth: 480, classifyEvery: 2 } },
+  { name: 'detect 320 + classify every 2', settings: { ...OFF, detectionWidth: 320, classifyEvery: 2 } },
 ];
 const configured = expressionSettingsOf(config);
 const sameSettings = (a: ExpressionSettings, b: ExpressionSettings) =>
@@ -420,6 +423,8 @@ interface Score {
   confusion: number[][];
   /** Top-1 among the face-seconds of each value of an augmentation (rotation, scale, ...). */
   byVariant: Record<string, Record<string, number>>;
+  /** Each scored face-second: its image, label and probabilities (EMOTION_KEYS order), for fitting (ops/bench/expression-fit.ts). */
+  faceSeconds: { source: string; label: ExpressionClass; probabilities: number[] }[];
 }
 const totalSeconds = Math.ceil((clips.length * framesPerClip) / fps);
 const clipOfSecond = (second: number) => clips[Math.floor((second * fps) / framesPerClip)]!;
@@ -433,6 +438,7 @@ const scores: Score[] = runs.map(({ configuration, rows }) => {
   const confusion = EXPRESSION_CLASSES.map(() => new Array<number>(classCount).fill(0));
   const tally = Object.fromEntries(VARIANT_KEYS.map((key) => [key, new Map<string, { correct: number; scored: number }>()]));
   let noFace = 0;
+  const faceSeconds: Score['faceSeconds'] = [];
   for (let second = 0; second < totalSeconds; second++) {
     const row = main.get(second);
     if (!row) {
@@ -441,6 +447,7 @@ const scores: Score[] = runs.map(({ configuration, rows }) => {
     }
     const { sample, variant } = clipOfSecond(second);
     const predicted = CLASS_OF_EMOTION[row.dominant];
+    faceSeconds.push({ source: sample.source, label: sample.label, probabilities: row.probabilities });
     confusion[EXPRESSION_CLASSES.indexOf(sample.label)]![EXPRESSION_CLASSES.indexOf(predicted)]!++;
     for (const key of VARIANT_KEYS) {
       const counts = tally[key]!.get(String(variant[key])) ?? { correct: 0, scored: 0 };
@@ -461,7 +468,7 @@ const scores: Score[] = runs.map(({ configuration, rows }) => {
       return [cls, total === 0 ? NaN : row[i]! / total];
     }),
   ) as Record<ExpressionClass, number>;
-  return { name: configuration.name, settings: configuration.settings, secondOnly: !!configuration.secondOnly, scored, correct, noFace, accuracy: correct / scored, recall, confusion, byVariant };
+  return { name: configuration.name, settings: configuration.settings, secondOnly: !!configuration.secondOnly, scored, correct, noFace, accuracy: correct / scored, recall, confusion, byVariant, faceSeconds };
 });
 
 const set = dir ? `labelled images under ${dir}${augmentDir ? ', augmented' : ''}` : `the project's ${samples.length} test photos, augmented (${quick ? 'quick grid' : 'full grid'})`;
