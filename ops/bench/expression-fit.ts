@@ -80,8 +80,8 @@ function scores(model: Model, x: number[]): number[] {
 }
 const argmax = (values: number[]) => values.reduce((best, v, i) => (v > values[best]! ? i : best), 0);
 
-/** Class-balanced softmax cross-entropy, L2 on W, by plain gradient descent. */
-function fit(data: Sample[], withWeights: boolean, l2 = 0.01, steps = 3000, rate = 0.5): Model {
+/** Class-balanced softmax cross-entropy by plain gradient descent; L2 on W, or with `shrink` on the scale and biases, towards no change. */
+function fit(data: Sample[], withWeights: boolean, l2 = 0.01, steps = 3000, rate = 0.5, shrink = 0): Model {
   const dims = data[0]!.x.length;
   const model: Model = { a: 1, b: new Array(K).fill(0) };
   if (withWeights) model.W = Array.from({ length: K }, (_, k) => Array.from({ length: dims }, (_, j) => (j === k ? 1 : 0)));
@@ -105,9 +105,9 @@ function fit(data: Sample[], withWeights: boolean, l2 = 0.01, steps = 3000, rate
         if (gW) for (let j = 0; j < dims; j++) gW[k]![j]! += g * s.x[j]!;
       }
     }
-    if (!model.W) model.a -= (rate / 10) * ga;
+    if (!model.W) model.a -= (rate / 10) * (ga + shrink * (model.a - 1));
     for (let k = 0; k < K; k++) {
-      model.b[k]! -= rate * gb[k]!;
+      model.b[k]! -= rate * (gb[k]! + shrink * model.b[k]!);
       if (model.W && gW) for (let j = 0; j < dims; j++) model.W[k]![j]! -= rate * (gW[k]![j]! + l2 * (model.W[k]![j]! - (j === k ? 1 : 0)));
     }
   }
@@ -163,6 +163,7 @@ for (const base of ['baseline (all off)', 'align', 'flip', 'align + flip', 'ense
   report(base, NONE, d, t);
   const model = fit(fitPart(d), false);
   report(`${base} + calibration`, model, d, t);
+  report(`${base} + calibration, shrunk (0.05)`, fit(fitPart(d), false, 0, 3000, 0.5, 0.05), d, t);
   console.log(`scale ${model.a.toFixed(3)}, bias, ${base}: [${model.b.map((v) => v.toFixed(3)).join(', ')}]`);
 }
 // The ensemble with a weight and a bias, both fitted: the weight by the fitting part's macro recall.
