@@ -149,12 +149,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     analysisFps: read.number('ANALYSIS_FPS', 4, 0.1),
     // How expressions are measured (actors/face/expression-reader.ts): crops aligned by the eyes,
     // mirrored crops averaged in, the second classifier (mini-Xception) averaged in, and
-    // per-track smoothing over this many frames. On by default: what improved accuracy on the
-    // evaluation set within +20 % per session (ops/bench/README-expressions.md). Alignment: top-1
-    // 0.79 -> 0.85 at no measurable cost. Flip (+0.01) and the ensemble (+0.035 alone, none on
-    // top of alignment) each add a classifier pass per face (+29-61 % with six faces); smoothing
-    // gained nothing there.
-    expressionAlign: read.flag('EXPRESSION_ALIGN', true),
+    // per-track smoothing over this many frames. All off by default: chosen on a development set
+    // of 251 photos of many people and the seven augmented test photos together
+    // (ops/bench/README-expressions.md). Alignment raised the test photos' top-1 0.79 -> 0.85
+    // but lowered the development set's macro recall 0.46 -> 0.42, so it is off. Flip (+0.03)
+    // and the ensemble (+0.01) each add a classifier pass per face (+29-61 % CPU with six
+    // faces); smoothing gained +0.01 on photos and cannot be judged on still photos.
+    expressionAlign: read.flag('EXPRESSION_ALIGN', false),
     expressionFlip: read.flag('EXPRESSION_FLIP', false),
     expressionEnsemble: read.flag('EXPRESSION_ENSEMBLE', false),
     expressionSmoothingFrames: read.wholeNumber('EXPRESSION_SMOOTHING_FRAMES', 1, 1),

@@ -22,6 +22,7 @@ import { EMOTION_KEYS, type EmotionKey, type FaceSecond } from '../../bus/contra
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
 import { EMOTION_OF_CLASS, EXPRESSION_CLASSES, type ExpressionClass } from '../../actors/face/emotions.ts';
 import { expressionSettingsOf, type ExpressionSettings } from '../../actors/face/expression-settings.ts';
+import { ExpressionClassifier } from '../../actors/face/expressions.ts';
 import type { Face } from '../../actors/face/face.ts';
 import { FaceDetector } from '../../actors/face/yunet.ts';
 import { loadAnalysisModels, type FaceModels } from '../../actors/face/analysis-models.ts';
@@ -59,6 +60,8 @@ interface Configuration {
   settings: ExpressionSettings;
   /** The second classifier in the first one's place: a diagnostic, not a setting of the service. */
   secondOnly?: boolean;
+  /** face-api's crop side as a share of the box's (its spec's zoom, 1): a diagnostic of the framing. */
+  zoom?: number;
 }
 const CONFIGURATIONS: Configuration[] = [
   { name: 'baseline (all off)', settings: OFF },
@@ -84,12 +87,18 @@ const CONFIGURATIONS: Configuration[] = [
   { name: 'align + detect 320 + classify every 2', settings: { ...OFF, align: true, detectionWidth: 320, classifyEvery: 2 } },
   { name: 'align + detect 480 + classify every 2', settings: { ...OFF, align: true, detectionWidth: 480, classifyEvery: 2 } },
   { name: 'align + detect 512 + classify every 2', settings: { ...OFF, align: true, detectionWidth: 512, classifyEvery: 2 } },
+  ...[0.85, 1.15, 1.3].map((zoom) => ({ name: `box crop zoom ${zoom}`, settings: OFF, zoom })),
+  // The effort ladder's steps (FACE_REDUCED_*, FACE_LEAST_*) without alignment.
+  { name: 'detect 480 + classify every 2', settings: { ...OFF, detectionWidth: 480, classifyEvery: 2 } },
+  { name: 'detect 320 + classify every 2', settings: { ...OFF, detectionWidth: 320, classifyEvery: 2 } },
 ];
 const configured = expressionSettingsOf(config);
 const sameSettings = (a: ExpressionSettings, b: ExpressionSettings) =>
   a.align === b.align && a.flip === b.flip && a.ensemble === b.ensemble && a.smoothingFrames === b.smoothingFrames &&
   (a.detectionWidth ?? 0) === (b.detectionWidth ?? 0) && (a.classifyEvery ?? 1) === (b.classifyEvery ?? 1);
-if (!CONFIGURATIONS.some((c) => !c.secondOnly && sameSettings(c.settings, configured))) {
+/** A configuration the service can run: not one of the diagnostics. */
+const runnable = (c: Configuration) => !c.secondOnly && !c.zoom;
+if (!CONFIGURATIONS.some((c) => runnable(c) && sameSettings(c.settings, configured))) {
   CONFIGURATIONS.push({ name: 'configured (EXPRESSION_*)', settings: configured });
 }
 const chosen = option('--configs')?.split(',').map((name) => name.trim());
@@ -362,6 +371,7 @@ class SharedDetector extends FaceDetector {
   }
 }
 const detectorModel = await loadModel(join(config.modelsDir, MODEL_FILES.faceDetector));
+const faceApiModel = await loadModel(join(config.modelsDir, MODEL_FILES.expressions));
 // One shared detector per detection width the configurations use.
 const detectors = new Map<number, SharedDetector>();
 function detectorFor(settings: ExpressionSettings): SharedDetector {
@@ -374,6 +384,7 @@ function modelsFor(configuration: Configuration): FaceModels {
   const { settings } = configuration;
   const detector = detectorFor(settings);
   if (configuration.secondOnly) return { detector, classifier: loaded.faces.secondClassifier!, expressions: { ...settings, ensemble: false } };
+  if (configuration.zoom) return { ...loaded.faces, detector, classifier: new ExpressionClassifier(faceApiModel, undefined, { ...loaded.faces.classifier.spec, zoom: configuration.zoom }), expressions: settings };
   return { ...loaded.faces, detector, expressions: settings };
 }
 
@@ -410,7 +421,8 @@ const classCount = EXPRESSION_CLASSES.length;
 interface Score {
   name: string;
   settings: ExpressionSettings;
-  secondOnly: boolean;
+  /** A diagnostic (another classifier, another framing), not settings the service runs. */
+  diagnostic: boolean;
   scored: number;
   correct: number;
   noFace: number;
@@ -420,6 +432,8 @@ interface Score {
   confusion: number[][];
   /** Top-1 among the face-seconds of each value of an augmentation (rotation, scale, ...). */
   byVariant: Record<string, Record<string, number>>;
+  /** Each scored face-second: its image, label and probabilities (EMOTION_KEYS order), for fitting (ops/bench/expression-fit.ts). */
+  faceSeconds: { source: string; label: ExpressionClass; probabilities: number[] }[];
 }
 const totalSeconds = Math.ceil((clips.length * framesPerClip) / fps);
 const clipOfSecond = (second: number) => clips[Math.floor((second * fps) / framesPerClip)]!;
@@ -433,6 +447,7 @@ const scores: Score[] = runs.map(({ configuration, rows }) => {
   const confusion = EXPRESSION_CLASSES.map(() => new Array<number>(classCount).fill(0));
   const tally = Object.fromEntries(VARIANT_KEYS.map((key) => [key, new Map<string, { correct: number; scored: number }>()]));
   let noFace = 0;
+  const faceSeconds: Score['faceSeconds'] = [];
   for (let second = 0; second < totalSeconds; second++) {
     const row = main.get(second);
     if (!row) {
@@ -441,6 +456,7 @@ const scores: Score[] = runs.map(({ configuration, rows }) => {
     }
     const { sample, variant } = clipOfSecond(second);
     const predicted = CLASS_OF_EMOTION[row.dominant];
+    faceSeconds.push({ source: sample.source, label: sample.label, probabilities: row.probabilities });
     confusion[EXPRESSION_CLASSES.indexOf(sample.label)]![EXPRESSION_CLASSES.indexOf(predicted)]!++;
     for (const key of VARIANT_KEYS) {
       const counts = tally[key]!.get(String(variant[key])) ?? { correct: 0, scored: 0 };
@@ -461,7 +477,7 @@ const scores: Score[] = runs.map(({ configuration, rows }) => {
       return [cls, total === 0 ? NaN : row[i]! / total];
     }),
   ) as Record<ExpressionClass, number>;
-  return { name: configuration.name, settings: configuration.settings, secondOnly: !!configuration.secondOnly, scored, correct, noFace, accuracy: correct / scored, recall, confusion, byVariant };
+  return { name: configuration.name, settings: configuration.settings, diagnostic: !runnable(configuration), scored, correct, noFace, accuracy: correct / scored, recall, confusion, byVariant, faceSeconds };
 });
 
 const set = dir ? `labelled images under ${dir}${augmentDir ? ', augmented' : ''}` : `the project's ${samples.length} test photos, augmented (${quick ? 'quick grid' : 'full grid'})`;
@@ -469,7 +485,7 @@ printTable(
   `Top-1 accuracy per face-second: ${set}; ${totalSeconds} face-seconds; ${fixed((performance.now() - started) / 1000, 0)} s`,
   ['configuration', 'top-1', 'macro recall', ...EXPRESSION_CLASSES, 'no face'],
   scores.map((score) => [
-    score.name + (sameSettings(score.settings, configured) && !score.secondOnly ? ' [configured]' : ''),
+    score.name + (sameSettings(score.settings, configured) && !score.diagnostic ? ' [configured]' : ''),
     fixed(score.accuracy, 3),
     fixed(EXPRESSION_CLASSES.reduce((sum, cls) => sum + (Number.isNaN(score.recall[cls]) ? 0 : score.recall[cls]), 0) / EXPRESSION_CLASSES.filter((cls) => !Number.isNaN(score.recall[cls])).length, 3),
     ...EXPRESSION_CLASSES.map((cls) => fixed(score.recall[cls], 2)),

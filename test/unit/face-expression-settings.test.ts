@@ -3,9 +3,9 @@ import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
 
-test('by default crops are aligned by the eyes, nothing else is on, and effort steps down under load to 480 px and every 2nd frame, then 320 px', () => {
+test('by default every expression step is off (crops around the box), and effort steps down under load to 480 px and every 2nd frame, then 320 px', () => {
   assert.equal(expressionSettingsOf(readConfig({})), {
-    align: true, flip: false, ensemble: false, smoothingFrames: 1, detectionWidth: 0, classifyEvery: 1,
+    align: false, flip: false, ensemble: false, smoothingFrames: 1, detectionWidth: 0, classifyEvery: 1,
     reduced: [{ detectionWidth: 480, classifyEvery: 2 }, { detectionWidth: 320, classifyEvery: 2 }],
   });
 });
