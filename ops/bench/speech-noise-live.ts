@@ -13,10 +13,10 @@ import { startClickHouse } from '../stack/clickhouse.ts';
 import { startNats } from '../stack/nats.ts';
 import { freePort } from '../stack/ports.ts';
 import { startServices, type Services } from '../support/services.ts';
-import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
+import { publish, waitForStream } from '../support/streams/publish.ts';
 import { startRtmpServer } from '../support/streams/rtmp-server.ts';
 import { wordErrors } from '../support/word-error-rate.ts';
-import { CONDITIONS, conditionName, mixedTrack, readSpeech, type Corpus } from './lib/speech-corpus.ts';
+import { CONDITIONS, conditionName, mixedTrack, readSpeech, referenceText, type Corpus } from './lib/speech-corpus.ts';
 import { SAMPLE_RATE, toPcm } from './lib/speech.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
@@ -87,23 +87,28 @@ async function transcript(services: Services, id: string): Promise<string[]> {
 
 const dir = join(config.varDir, 'bench', `speech-noise-live-${process.pid}`);
 mkdirSync(dir, { recursive: true });
-const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort() });
-const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() });
-const rtmpPort = await freePort();
-const rtmp = await startRtmpServer({ dir: join(dir, 'rtmp'), rtmpPort, rtmpsPort: await freePort() });
-const services = await startServices({
-  name: 'speech-noise-live',
-  env: {
-    NATS_URL: nats.url,
-    CLICKHOUSE_URL: clickhouse.url,
-    CLICKHOUSE_DATABASE: 'emotions_bench',
-    ALLOW_PRIVATE_STREAM_HOSTS: `127.0.0.1:${rtmpPort}`,
-  },
-});
-const publishers: Publisher[] = [];
+// What is started is stopped, last first, however far the start got.
+const stops: (() => Promise<void>)[] = [];
 try {
+  const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort() });
+  stops.push(() => nats.stop());
+  const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() });
+  stops.push(() => clickhouse.stop());
+  const rtmpPort = await freePort();
+  const rtmp = await startRtmpServer({ dir: join(dir, 'rtmp'), rtmpPort, rtmpsPort: await freePort() });
+  stops.push(() => rtmp.stop());
+  const services = await startServices({
+    name: 'speech-noise-live',
+    env: {
+      NATS_URL: nats.url,
+      CLICKHOUSE_URL: clickhouse.url,
+      CLICKHOUSE_DATABASE: 'emotions_bench',
+      ALLOW_PRIVATE_STREAM_HOSTS: `127.0.0.1:${rtmpPort}`,
+    },
+  });
+  stops.push(() => services.stop());
   const corpus: Corpus = await readSpeech(dir);
-  const reference = corpus.sentences.map((sentence) => sentence.text).join(' ');
+  const reference = referenceText(corpus);
   const loopSeconds = corpus.track.length / SAMPLE_RATE;
   const sessions: { name: string; id: string }[] = [];
   for (const [n, condition] of CONDITIONS.entries()) {
@@ -112,7 +117,8 @@ try {
     const clip = join(dir, `condition-${n}.flv`);
     await run('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', file, '-c:a', 'aac', '-b:a', '64k', '-ar', '44100', '-f', 'flv', clip]);
     const streamUri = rtmp.url(`condition-${n}`);
-    publishers.push(publish(clip, streamUri));
+    const publisher = publish(clip, streamUri);
+    stops.push(() => publisher.stop());
     await waitForStream(streamUri);
     sessions.push({ name: conditionName(condition), id: await createSession(services, `speech-noise-${n}`, streamUri) });
   }
@@ -133,10 +139,6 @@ try {
     rows,
   );
 } finally {
-  for (const publisher of publishers) await publisher.stop();
-  await services.stop();
-  await rtmp.stop();
-  await clickhouse.stop();
-  await nats.stop();
+  for (const stop of stops.reverse()) await stop();
   rmSync(dir, { recursive: true, force: true });
 }
