@@ -3,27 +3,11 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { SpeechToText } from '../../actors/transcript/moonshine.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
+import { wordErrorRate } from '../../ops/support/word-error-rate.ts';
 
 const config = readConfig();
 
 const JFK = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
-
-const words = (text: string) => text.toLowerCase().replace(/[^a-z0-9' ]+/g, ' ').split(/\s+/).filter(Boolean);
-
-/** Word error rate: word-level edit distance over the number of reference words. */
-function wordErrorRate(reference: string, hypothesis: string): number {
-  const ref = words(reference);
-  const hyp = words(hypothesis);
-  let previous = Array.from({ length: hyp.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= ref.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= hyp.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[hyp.length]! / ref.length;
-}
 
 test('word error rate counts substitutions, insertions and deletions', () => {
   assert.is(wordErrorRate('ask not what', 'Ask not, what'), 0);
