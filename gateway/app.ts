@@ -7,6 +7,7 @@ import type { ClientAddresses } from './client-address.ts';
 import { apiHeaders } from './middleware/api-headers.ts';
 import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
+import { eventsBeforeBody } from './middleware/events-before-body.ts';
 import { inFlight } from './middleware/in-flight.ts';
 import { httpMetrics } from './middleware/http-metrics.ts';
 import { jsonBody } from './middleware/json-body.ts';
@@ -54,6 +55,7 @@ export function createApp(options: AppOptions): Koa {
   app.use(dashboard());
   app.use(auth(options.authenticator, options.limits, options.addresses));
   app.use(inFlight(options.budgets.inFlight));
+  app.use(eventsBeforeBody(options.budgets));
   app.use(jsonBody(options.bodyLimitBytes));
   const { send, budgets } = options;
   for (const router of [sessionRoutes(send, budgets), resultRoutes(send), eventRoutes(send, budgets)]) {

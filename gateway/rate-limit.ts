@@ -36,6 +36,12 @@ export class RateLimit {
     }
   }
 
+  /** The key's budget if the window's points are all spent already, else undefined; spends nothing. */
+  async spent(key: string): Promise<Budget | undefined> {
+    const state = await this.limiter.get(key);
+    return state && state.remainingPoints <= 0 ? this.budget(state, false) : undefined;
+  }
+
   private budget(state: RateLimiterRes, allowed: boolean): Budget {
     return {
       allowed,

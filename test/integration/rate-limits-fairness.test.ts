@@ -166,4 +166,21 @@ test("events past EVENTS_PER_SECOND or EVENT_BYTES_PER_SECOND are refused with 4
   assert.is((await post(other, othersScalars, batch(1, Math.cos))).status, 201);
 });
 
+test('a user whose events budget is spent is refused before its body is read: not even a malformed one is parsed', async () => {
+  const flooder = await userToken('spender');
+  const created = await services.api('POST', '/v1/sessions', { token: flooder, body: { name: 'events', streamUri } });
+  const source = await services.api('POST', `/v1/sessions/${created.body._id}/events`, { token: flooder, body: { name: 'spent', format: 'scalar' } });
+  const path = `/v1/sessions/${created.body._id}/events/${source.body.id}`;
+  const batch = Array.from({ length: MAX_EVENTS_PER_REQUEST }, (_, i) => ({ time: i / MAX_EVENTS_PER_REQUEST, data: i }));
+  // The budget's window is a second: on a slow moment it can start again between the batches
+  // that spend it and the malformed body, so the pair is tried a few times.
+  let answer: Reply | undefined;
+  for (let attempt = 0; attempt < 5 && answer?.status !== 429; attempt++) {
+    await Promise.all(Array.from({ length: EVENTS_PER_SECOND / MAX_EVENTS_PER_REQUEST }, () => services.api('POST', path, { token: flooder, body: batch })));
+    answer = await services.api('POST', path, { token: flooder, raw: '{"not json', headers: { 'Content-Type': 'application/json' } });
+  }
+  assert.is(answer?.status, 429, JSON.stringify(answer?.body));
+  assertRefusedBy(answer!, EVENTS_PER_SECOND, /at most \d+ events per second/);
+});
+
 test.run();
