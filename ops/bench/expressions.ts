@@ -28,7 +28,7 @@ import { FaceDetector } from '../../actors/face/yunet.ts';
 import { loadAnalysisModels, type FaceModels } from '../../actors/face/analysis-models.ts';
 import { MODEL_FILES } from '../../actors/models/files.ts';
 import { loadModel } from '../../actors/models/onnx.ts';
-import { seededRandom } from './lib/seeded-random.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();

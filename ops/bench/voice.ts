@@ -7,7 +7,7 @@ import type { AudioSecond } from '../../bus/contracts/rows.ts';
 import { PitchTracker } from '../../actors/voice/pitch.ts';
 import { VAD_STEP, VadStream, VoiceActivityModel } from '../../actors/voice/vad.ts';
 import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
-import { seededRandom } from './lib/seeded-random.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 import { concat, glide, noise } from './lib/signals.ts';
 import { SAMPLE_RATE, jfkSamples, toPcm } from './lib/speech.ts';
 import { cpuSecondsOf, fixed, printTable } from './lib/stats.ts';

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { join } from 'node:path';
+import { seededRandom } from '../../ops/support/seeded-random.ts';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
@@ -69,15 +70,6 @@ test.after(async () => {
   await services?.stop();
 });
 
-/** Deterministic, so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-}
-
 /**
  * Written as a host writes it: the bucket, then the index row of that revision; or, as the
  * benchmarks load sessions, into the index alone.
@@ -126,7 +118,7 @@ async function seed(user: string, count: number, next: () => number): Promise<nu
 }
 
 test('a page that memory answers is the page ClickHouse answers, over random pages and filters', async () => {
-  const next = random(36);
+  const next = seededRandom(36);
   const many = `memory-many-${process.pid}`;
   const few = `memory-few-${process.pid}`;
   await seed(many, 150, next);

@@ -4,6 +4,7 @@
 // separate inserts so they are not merged), and every page is checked through the real
 // service against the same list computed here.
 import { readConfig } from '../../bus/config.ts';
+import { seededRandom } from '../../ops/support/seeded-random.ts';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
@@ -34,17 +35,8 @@ test.after(async () => {
   await services?.stop();
 });
 
-/** Deterministic, so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-}
-
 async function seed(user: string): Promise<void> {
-  const next = random(7);
+  const next = seededRandom(7);
   const now = Date.now();
   const created: number[] = [];
   // The newest are sparser than the average, which a dense day long ago drives up: windows

@@ -1,7 +1,7 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Tracker, UNTRACKED, type Detection } from '../../actors/face/tracker.ts';
-import { seededRandom } from '../../ops/bench/lib/seeded-random.ts';
+import { seededRandom } from '../../ops/support/seeded-random.ts';
 
 const SURE = 0.9;
 const box = (x: number, y = 100, size = 80, score = SURE): Detection => ({ x, y, width: size, height: size, score });

@@ -3,7 +3,7 @@
 // music (non-stationary: plucked chords on a beat with a bass line, whose onsets and pitches
 // overlap speech the way a stream's background music does). Both at 16 kHz, then mixed under
 // speech at a signal-to-noise ratio measured on the voiced parts of the speech.
-import { seededRandom } from './seeded-random.ts';
+import { seededRandom } from '../../support/seeded-random.ts';
 import { SAMPLE_RATE } from './speech.ts';
 
 export type NoiseKind = 'pink' | 'music';

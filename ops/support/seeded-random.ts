@@ -1,4 +1,4 @@
-/** A seeded uniform generator in [0, 1) (mulberry32), so every run of a benchmark gets the same input. */
+/** A seeded uniform generator in [0, 1) (mulberry32), so every run of a benchmark or test gets the same input and a failure can be replayed. */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
