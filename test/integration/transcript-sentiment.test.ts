@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { countWords } from '../../bus/words.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
 import { makeClip, speak, type ClipSpec } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
@@ -117,7 +118,17 @@ test('speech on a live stream: transcribed segments in order, sentiment of each 
   // Until one whole loop, positive sentence to negative sentence, has been transcribed.
   await settled<{ data: Segment[] }>(services, transcriptPath, (body) => oneLoop(body.data) !== undefined, 100_000);
   await stopSession(services, id);
-  const { data: segments } = await settled<{ data: Segment[]; hasMore: boolean }>(services, transcriptPath);
+  // The last segment is transcribed after the stop, and may be stored after a read: the
+  // transcript and its sentiment timeline are read until they hold the same segments.
+  const timelinePath = `/v1/sessions/${id}/audio/transcription-sentiment?granularity=${GRANULARITY}`;
+  let segments: Segment[] = [];
+  let timeline: SentimentEntry[] = [];
+  await waitUntil('the transcript and its sentiment timeline to hold the same segments', async () => {
+    ({ data: segments } = await settled<{ data: Segment[] }>(services, transcriptPath));
+    ({ timeline } = await settled<{ timeline: SentimentEntry[] }>(services, timelinePath));
+    const again = (await services.api<{ data: Segment[] }>('GET', transcriptPath)).body.data;
+    return again.length === segments.length && timeline.reduce((sum, entry) => sum + entry.segments, 0) === segments.length;
+  }, 60_000);
   const report = JSON.stringify(segments.map((s) => [s.start, s.end, s.text, s.sentiments.compound]));
 
   for (const [n, segment] of segments.entries()) {
@@ -138,10 +149,6 @@ test('speech on a live stream: transcribed segments in order, sentiment of each 
   // Segment times follow the clip: the sentences are as far apart as in it.
   assert.ok(Math.abs(negative.start - positive.start - positiveToNegative) < 1.5, `${positiveToNegative} s apart in the clip: ${report}`);
 
-  const { timeline } = await settled<{ timeline: SentimentEntry[] }>(
-    services,
-    `/v1/sessions/${id}/audio/transcription-sentiment?granularity=${GRANULARITY}`,
-  );
   // Each interval: the segments that start in it, and the mean of their scores.
   const starting = (entry: SentimentEntry) => segments.filter((s) => s.start >= entry.start && s.start < entry.end);
   const expectedIntervals = new Set(segments.map((s) => Math.floor(s.start / GRANULARITY)));
