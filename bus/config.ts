@@ -193,6 +193,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     modelsDir: resolve(read.text('MODELS_DIR', resolve(varDir, 'models'))),
     mediaDir: resolve(read.text('MEDIA_DIR', resolve(varDir, 'media'))),
     assetsMirror: read.optionalText('ASSETS_MIRROR'),
+
+    // test runner (ops/test.ts)
+    // Lanes of integration files side by side: most of their time is spent waiting on servers.
+    testLanes: read.wholeNumber('TEST_LANES', Math.max(2, availableParallelism() + 1), 1),
+    // A test file running longer than this has hung: it is stopped and fails.
+    testFileLimitSeconds: read.number('TEST_FILE_LIMIT_SECONDS', 600, 1),
   } as const;
 }
 

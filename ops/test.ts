@@ -41,10 +41,7 @@ const RESULT_CHECKS = ['storage-timelines', 'clickhouse-current', 'sessions-list
 // Per run, so that runs side by side never share a server or a data folder.
 const dir = join(config.varDir, 'test', `stack-${process.pid}`);
 const logDir = join(config.varDir, 'test', 'output');
-/** A file running longer than this has hung: it is stopped and fails (TEST_FILE_LIMIT_SECONDS). */
-const fileLimitMs = Number(process.env.TEST_FILE_LIMIT_SECONDS ?? 600) * 1000;
-/** Lanes of integration files side by side (TEST_LANES): most of their time is spent waiting. */
-const lanes = Number(process.env.TEST_LANES ?? Math.max(2, availableParallelism() + 1));
+const fileLimitMs = config.testFileLimitSeconds * 1000;
 
 interface Lane {
   name: string;
@@ -87,7 +84,7 @@ async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]>
     stops.push(clickhouse.stop);
     clickhouseUrl = clickhouse.url;
   }
-  for (let i = 0; i < (needServers ? lanes : availableParallelism()); i++) {
+  for (let i = 0; i < (needServers ? config.testLanes : availableParallelism()); i++) {
     const name = `lane ${String.fromCharCode(97 + i)}`;
     let env: NodeJS.ProcessEnv = {};
     if (needServers) {
