@@ -1,8 +1,8 @@
 // `npm run cluster`: the whole service as a small cluster on this machine (ops/stack/cluster.ts),
 // its data under var/cluster. Prints where each part answers and a bearer token; Ctrl-C stops
-// it all. Service processes that crash are started again (ops/stack/service-process.ts); a NATS
-// or ClickHouse node that crashes is started again, one killed from outside is left down, so
-// what the loss of one does can be watched (ops/stack/cluster-node.ts).
+// it all. Service processes that crash are started again (ops/stack/service-process.ts); a NATS,
+// ZooKeeper or ClickHouse node that crashes is started again, one killed from outside is left
+// down, so what the loss of one does can be watched (ops/stack/cluster-node.ts).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../bus/config.ts';
@@ -29,7 +29,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 try {
   mkdirSync(dir, { recursive: true });
   const token = developmentToken(tokensFile);
-  console.log('starting 3 NATS servers, ZooKeeper, 4 ClickHouse servers, 2 storage services, 2 actor hosts and 2 gateways...');
+  console.log('starting 3 NATS servers, 3 ZooKeeper servers, 4 ClickHouse servers, 2 storage services, 2 actor hosts and 2 gateways...');
   cluster = await startCluster({ dir, projectRoot: config.projectRoot, env: { ...process.env, AUTH_TOKENS_FILE: tokensFile }, gatewayPort: config.port });
   for (const member of [...cluster.storage, ...cluster.hosts, ...cluster.gateways]) member.keepRunning((message) => console.error(message));
   const [first] = cluster.gateways;
@@ -40,6 +40,7 @@ The cluster is running.
   token:       ${token}
   NATS:        ${cluster.nats.url} (JetStream, 3 replicas)
   ClickHouse:  ${cluster.clickhouse.urls.join(',')} (cluster ${cluster.clickhouse.name}: 2 shards x 2 replicas, database ${config.clickhouseDatabase})
+  ZooKeeper:   ${cluster.clickhouse.zookeeper.members.map((member) => `${member.host}:${member.port}`).join(',')} (an ensemble of 3)
   metrics:     ${[...cluster.storage, ...cluster.hosts, ...cluster.gateways].map((member) => `${member.id} ${member.metricsUrl}/metrics`).join('\n               ')}
   logs:        ${dir}
 

@@ -1,11 +1,11 @@
 // A ClickHouse cluster on loopback: shards x replicas servers, one folder each, coordinated by
-// one ZooKeeper. A node can be killed and started again on the same data, to rejoin and catch
-// up from its replica.
+// a ZooKeeper ensemble of three. A node of either can be killed and started again on the same
+// data, to rejoin and catch up.
 import { join } from 'node:path';
 import { startClickHouse, type ClusterMembership } from './clickhouse.ts';
 import { freePort } from './ports.ts';
 import { clusterNode, type ClusterNode } from './cluster-node.ts';
-import { startZooKeeper, type ZooKeeper } from './zookeeper.ts';
+import { startZooKeeperEnsemble, type ZooKeeperEnsemble } from './zookeeper-ensemble.ts';
 
 export interface ClickHouseNode extends ClusterNode {
   /** clickhouse-<shard>-<replica>, also its {replica} macro: unique in the cluster. */
@@ -23,7 +23,7 @@ export interface ClickHouseCluster {
   nodes: ClickHouseNode[];
   /** Every node's HTTP endpoint, shard by shard. */
   urls: string[];
-  zookeeper: ZooKeeper;
+  zookeeper: ZooKeeperEnsemble;
   stop(): Promise<void>;
 }
 
@@ -35,7 +35,7 @@ export interface ClickHouseClusterOptions {
 }
 
 export async function startClickHouseCluster(options: ClickHouseClusterOptions): Promise<ClickHouseCluster> {
-  const zookeeper = await startZooKeeper({ dir: join(options.dir, 'zookeeper'), port: await freePort() });
+  const zookeeper = await startZooKeeperEnsemble({ dir: join(options.dir, 'zookeeper') });
   const places: { shard: number; replica: number }[] = [];
   for (let shard = 1; shard <= options.shards; shard++) {
     for (let replica = 1; replica <= options.replicas; replica++) places.push({ shard, replica });
@@ -61,7 +61,7 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
         shard: String(shard),
         replica: name,
         interserverPort: ports[n]!.interserver,
-        zookeeper: { host: zookeeper.host, port: zookeeper.port },
+        zookeeper: zookeeper.members.map(({ host, port }) => ({ host, port })),
       },
     });
   });

@@ -28,7 +28,8 @@ export interface ClusterMembership {
   replica: string;
   /** Where replicas fetch parts from this node. */
   interserverPort: number;
-  zookeeper: { host: string; port: number };
+  /** The ZooKeeper ensemble's members: a server talks to any one of them and moves on when it is lost. */
+  zookeeper: { host: string; port: number }[];
 }
 
 export async function startClickHouse(options: ClickHouseOptions): Promise<Service & { url: string }> {
@@ -104,7 +105,7 @@ ${shards}
     <replica>${cluster.replica}</replica>
   </macros>
   <zookeeper>
-    <node><host>${cluster.zookeeper.host}</host><port>${cluster.zookeeper.port}</port></node>
+${cluster.zookeeper.map((member) => `    <node><host>${member.host}</host><port>${member.port}</port></node>`).join('\n')}
     <!-- A killed node's session, which marks its replicas active, lapses this soon; until then
          the node started again waits to take its replicas back (30 s by default). -->
     <session_timeout_ms>10000</session_timeout_ms>

@@ -1,7 +1,7 @@
 // The whole service as a small cluster on this machine's loopback: three NATS servers in one
 // JetStream cluster (streams and buckets with three replicas), ClickHouse as two shards of two
-// replicas under ZooKeeper, and two of each service process: storage services, actor hosts and
-// gateways. Used by `npm run cluster` and by the node-loss tests.
+// replicas under a ZooKeeper ensemble of three, and two of each service process: storage
+// services, actor hosts and gateways. Used by `npm run cluster` and by the node-loss tests.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startClickHouseCluster, type ClickHouseCluster } from './clickhouse-cluster.ts';

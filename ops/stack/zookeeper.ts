@@ -1,6 +1,7 @@
 // One ZooKeeper server (Debian's `zookeeper` package) on loopback, started without systemd:
 // java on the package's jar, whose manifest names every library it needs, with a generated
-// zoo.cfg. Data and logs under the given folder. Enough for a ClickHouse cluster on one machine.
+// zoo.cfg: standalone, or a member of an ensemble (zookeeper-ensemble.ts). Data and logs under
+// the given folder.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -13,8 +14,16 @@ export interface ZooKeeperOptions {
   dir: string;
   /** Its client port; a given `config` must name the same. */
   port: number;
-  /** A zoo.cfg of one's own (a member of an ensemble, with its myid in its dataDir); absent, a standalone server's. */
+  /** A zoo.cfg of one's own (a member of an ensemble, with its myid in its dataDir); absent, a generated one. */
   config?: string;
+  /** Makes the generated zoo.cfg a member's: its number (1-based) among the ensemble's servers. */
+  ensemble?: { myid: number; servers: EnsemblePorts[] };
+}
+
+/** Where a member of a loopback ensemble listens for its followers and for leader election. */
+export interface EnsemblePorts {
+  quorum: number;
+  election: number;
 }
 
 export interface ZooKeeper extends Service {
@@ -26,9 +35,11 @@ export async function startZooKeeper(options: ZooKeeperOptions): Promise<ZooKeep
   const data = join(options.dir, 'data');
   mkdirSync(data, { recursive: true });
   const configFile = join(options.dir, 'zoo.cfg');
-  writeFileSync(configFile, options.config ?? zooConfig(options.port, data));
-  // One JVM per test run: a small heap is plenty for a few thousand znodes.
-  const service = startService('zookeeper', 'java', ['-Xmx256m', '-cp', JARS.join(':'), MAIN, configFile], {
+  if (options.ensemble) writeFileSync(join(data, 'myid'), `${options.ensemble.myid}\n`);
+  writeFileSync(configFile, options.config ?? zooConfig(options.port, data, options.ensemble?.servers));
+  // Three JVMs per cluster on a small machine: a few thousand znodes fit in a small heap, and the
+  // serial collector keeps each JVM's threads and memory to what one core needs.
+  const service = startService('zookeeper', 'java', ['-Xmx128m', '-XX:+UseSerialGC', '-cp', JARS.join(':'), MAIN, configFile], {
     logFile: join(options.dir, 'zookeeper.log'),
     cwd: options.dir,
   });
@@ -41,9 +52,12 @@ export async function startZooKeeper(options: ZooKeeperOptions): Promise<ZooKeep
   return { ...service, host: '127.0.0.1', port: options.port };
 }
 
-function zooConfig(port: number, data: string): string {
+function zooConfig(port: number, data: string, servers: EnsemblePorts[] = []): string {
   return [
     'tickTime=2000',
+    // As production's zoo.cfg: how many ticks a follower may take to join the leader and to answer it.
+    ...(servers.length ? ['initLimit=10', 'syncLimit=5'] : []),
+    ...servers.map((ports, i) => `server.${i + 1}=127.0.0.1:${ports.quorum}:${ports.election}`),
     `dataDir=${data}`,
     `clientPort=${port}`,
     'clientPortAddress=127.0.0.1',

@@ -5,117 +5,29 @@
 // analysed, reads answer (503 at most while a node is being replaced), each killed node
 // rejoins when started again, and at the end every second of media received has exactly one
 // row: none lost, none counted twice. Each failover's duration is printed.
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { readConfig } from '../../bus/config.ts';
 import { consumers, streams } from '../../bus/subjects.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { startCluster, type Cluster } from '../../ops/stack/cluster.ts';
-import { freePort } from '../../ops/stack/ports.ts';
+import { connectClickHouse, queryRows } from '../../storage/clickhouse.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
-import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
-import { makeClip } from '../support/clips.ts';
+import { DATABASE, startLiveCluster, type LiveCluster, type Reads } from '../support/live-cluster.ts';
 import { pullersOf } from '../support/pullers.ts';
 
-const config = readConfig();
-const token = `cluster-${randomBytes(6).toString('hex')}`;
-const DATABASE = 'emotions_cluster';
-
-let cluster: Cluster;
-let rtmp: RtmpServer;
-const publishers: Publisher[] = [];
-let nc: NatsConnection;
-let jsm: JetStreamManager;
-let clickhouse: ClickHouseClient;
-const sessions: { id: string; uri: string }[] = [];
+let live: LiveCluster;
 /** The sessions whose host was killed: their rows may differ from their count by a heartbeat. */
 const takenOver = new Set<string>();
 /** When each node was killed, for telling where a gap in the rows lies. */
 const kills: { what: string; at: number }[] = [];
-/** The seconds of audio rows each session published, as heard live on the bus. */
-const heard = new Map<string, Set<number>>();
 
-async function api(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(base + path, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
-
-async function session(id: string): Promise<any> {
-  for (const gateway of cluster.gateways) {
-    const reply = await api(gateway.baseUrl, 'GET', `/v1/sessions/${id}`).catch(() => undefined);
-    if (reply?.status === 200) return reply.body;
-  }
-  return undefined;
-}
-
-/**
- * Reads every session and its audio features through every gateway, four times a second, until
- * stopped; tells which statuses it saw and how long the longest run of non-200 answers lasted.
- */
-function watchReads(): { stop(): Promise<{ statuses: Set<number>; longestOutageMs: number }> } {
-  const statuses = new Set<number>();
-  let outageStart: number | undefined;
-  let longestOutageMs = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      for (const gateway of cluster.gateways) {
-        for (const { id } of sessions) {
-          for (const path of [`/v1/sessions/${id}`, `/v1/sessions/${id}/audio/features?granularity=5`]) {
-            const status = await api(gateway.baseUrl, 'GET', path).then((reply) => reply.status, () => 0);
-            statuses.add(status);
-            const now = Date.now();
-            if (status === 200) {
-              if (outageStart !== undefined) longestOutageMs = Math.max(longestOutageMs, now - outageStart);
-              outageStart = undefined;
-            } else outageStart ??= now;
-          }
-        }
-      }
-      await sleep(250);
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      if (outageStart !== undefined) longestOutageMs = Math.max(longestOutageMs, Date.now() - outageStart);
-      return { statuses, longestOutageMs };
-    },
-  };
-}
-
-function assertReadsHeld(reads: { statuses: Set<number>; longestOutageMs: number }, what: string): void {
+function assertReadsHeld(reads: Reads, what: string): void {
   const unexpected = [...reads.statuses].filter((status) => status !== 200 && status !== 503);
   assert.equal(unexpected, [], `${what}: reads answered only 200 or 503, saw ${[...reads.statuses]}`);
   assert.ok(reads.longestOutageMs <= 15_000, `${what}: reads failed for ${reads.longestOutageMs} ms in a row`);
 }
 
-/** Waits until every session has written a heartbeat after `since` while working. */
-async function analysedAgain(since: number, timeoutMs: number): Promise<void> {
-  await waitUntil('every session analysed again', async () => {
-    for (const { id } of sessions) {
-      const current = await session(id);
-      if (!(current?.meta.workerState === 'working' && Date.parse(current.meta.healthCheck) > since)) return false;
-    }
-    return true;
-  }, timeoutMs);
-}
-
 async function streamCurrent(name: string): Promise<boolean> {
+  const { jsm } = live;
   const info = await jsm.streams.info(name);
   const replicas = info.cluster?.replicas ?? [];
   return Boolean(info.cluster?.leader) && replicas.length === 2 && replicas.every((replica) => replica.current && !replica.offline);
@@ -128,6 +40,7 @@ async function streamCurrent(name: string): Promise<boolean> {
  * bus takes them with it).
  */
 async function settled(): Promise<void> {
+  const { cluster, sessions, heard, clickhouse } = live;
   const since = Date.now();
   await waitUntil('no host holding rows the bus has not acknowledged', async () => {
     for (const host of cluster.hosts) {
@@ -138,9 +51,9 @@ async function settled(): Promise<void> {
   }, 60_000);
   await waitUntil('rows stored up to what was heard live', async () => {
     for (const { id } of sessions) {
-      const live = Math.max(...heard.get(id)!);
+      const newestHeard = Math.max(...heard.get(id)!);
       const [stored] = await queryRows<{ s: number }>(clickhouse, `SELECT max(second) AS s FROM audio_seconds WHERE session = '${id}'`);
-      if (Number(stored?.s ?? 0) < live - 1) return false;
+      if (Number(stored?.s ?? 0) < newestHeard - 1) return false;
     }
     return true;
   }, 60_000);
@@ -148,60 +61,15 @@ async function settled(): Promise<void> {
 }
 
 test.before(async () => {
-  const dir = join(config.varDir, 'test', `cluster-${process.pid}`);
-  mkdirSync(dir, { recursive: true });
-  const tokensFile = join(dir, 'tokens.json');
-  writeFileSync(tokensFile, JSON.stringify([{ token, user: 'cluster-tester', product: 'tests' }]));
-  rtmp = await startRtmpServer({ dir: join(dir, 'rtmp'), rtmpPort: await freePort(), rtmpsPort: await freePort() });
-  const clip = await makeClip(
-    { width: 640, height: 360, seconds: 6, fps: 15, container: 'flv', video: { type: 'testsrc' }, audio: { type: 'tones', tones: [{ hz: 220, seconds: 3 }, { hz: 330, seconds: 3 }] } },
-    join(config.varDir, 'test', 'clips'),
-  );
-  for (const name of ['cluster-a', 'cluster-b']) {
-    publishers.push(publish(clip, rtmp.url(name)));
-    await waitForStream(rtmp.url(name));
-  }
-  cluster = await startCluster({
-    dir,
-    projectRoot: config.projectRoot,
-    env: {
-      ...process.env,
-      CLICKHOUSE_DATABASE: DATABASE,
-      AUTH_TOKENS_FILE: tokensFile,
-      ALLOW_PRIVATE_STREAM_HOSTS: 'true',
-      HEARTBEAT_SECONDS: '1',
-      TAKEOVER_SECONDS: '4',
-      LOG_LEVEL: 'info',
-    },
-  });
-  nc = await connect({ servers: cluster.nats.url.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 200 });
-  jsm = await jetstreamManager(nc);
-  clickhouse = connectClickHouse({ url: cluster.clickhouse.urls.join(','), username: 'default', password: '' }, DATABASE);
-  for (const name of ['cluster-a', 'cluster-b']) {
-    const uri = rtmp.url(name);
-    const created = await api(cluster.gateways[0]!.baseUrl, 'POST', '/v1/sessions', { name, streamUri: uri });
-    assert.is(created.status, 201, JSON.stringify(created.body));
-    sessions.push({ id: created.body._id, uri });
-    const seconds = new Set<number>();
-    heard.set(created.body._id, seconds);
-    nc.subscribe(`emo.rows.${created.body._id}.audio`, {
-      callback: (_, msg) => {
-        for (const row of msg.json<{ second: number }[]>()) seconds.add(row.second);
-      },
-    });
-  }
-  await analysedAgain(0, 60_000);
+  live = await startLiveCluster('cluster');
 });
 
 test.after(async () => {
-  await clickhouse?.close();
-  await nc?.close();
-  await cluster?.stop();
-  await Promise.all(publishers.map((publisher) => publisher.stop()));
-  await rtmp?.stop();
+  await live?.stop();
 });
 
 test('the session list answers the same through either gateway', async () => {
+  const { cluster, sessions, api } = live;
   const [first, second] = await Promise.all(cluster.gateways.map((gateway) => api(gateway.baseUrl, 'GET', '/v1/sessions?state=active')));
   assert.is(first!.status, 200);
   assert.equal(first!.body.data.map((s: any) => s._id).sort(), sessions.map((s) => s.id).sort());
@@ -209,6 +77,7 @@ test('the session list answers the same through either gateway', async () => {
 });
 
 test('kill -9 of the NATS server leading the rows stream: analysis and reads go on; it rejoins', async () => {
+  const { cluster, jsm, watchReads, analysedAgain } = live;
   await settled();
   const leader = (await jsm.streams.info(streams.rows)).cluster?.leader;
   const node = cluster.nats.nodes.find((candidate) => candidate.name === leader);
@@ -226,6 +95,7 @@ test('kill -9 of the NATS server leading the rows stream: analysis and reads go 
 });
 
 test('kill -9 of the actor host owning a session: the other host analyses it again within 15 s', async () => {
+  const { cluster, sessions, session, watchReads, analysedAgain } = live;
   await settled();
   const [target] = sessions;
   const pids = new Map(cluster.hosts.map((host) => [host.current()!.pid, host]));
@@ -252,6 +122,7 @@ test('kill -9 of the actor host owning a session: the other host analyses it aga
 });
 
 test('kill -9 of a ClickHouse replica holding a session\'s rows: rows and reads go on; it catches up', async () => {
+  const { cluster, sessions, clickhouse, watchReads } = live;
   await settled();
   // A replica holding the first session's rows; if it is one a storage service talks to, that
   // service moves to another node, else the Distributed tables send its shard's rows to its partner.
@@ -297,6 +168,7 @@ test('kill -9 of a ClickHouse replica holding a session\'s rows: rows and reads 
 });
 
 test('every second of media received has exactly one row: none lost, none counted twice', async () => {
+  const { cluster, sessions, heard, jsm, clickhouse, api, session } = live;
   for (const { id } of sessions) {
     const stopped = await api(cluster.gateways[1]!.baseUrl, 'POST', `/v1/sessions/${id}/stop`);
     assert.is(stopped.status, 200, JSON.stringify(stopped.body));
@@ -309,24 +181,24 @@ test('every second of media received has exactly one row: none lost, none counte
   for (const { id } of sessions) {
     const record = await session(id);
     const media = record.meta.mediaSeconds as number;
-    const live = [...heard.get(id)!].sort((a, b) => a - b);
+    const heardLive = [...heard.get(id)!].sort((a, b) => a - b);
     // The replica a read goes to may be the one killed, still fetching the newest parts from its
     // partner: read until every second heard live is there (what is still missing after 30 s
     // is reported below). Each figure comes from that one read, so from one replica.
     let seconds: number[] = [];
-    let notStored: number[] = live;
+    let notStored: number[] = heardLive;
     await waitUntil('every second heard live stored', async () => {
       seconds = (await queryRows<{ second: number }>(clickhouse, `SELECT second FROM audio_seconds FINAL WHERE session = '${id}' ORDER BY second`)).map(
         (row) => Number(row.second),
       );
-      notStored = live.filter((second) => !seconds.includes(second));
+      notStored = heardLive.filter((second) => !seconds.includes(second));
       return notStored.length === 0;
     }, 30_000).catch(() => {});
     const gapsAt = seconds.slice(1).flatMap((second, i) => (second - seconds[i]! > 1 ? [`${seconds[i]! + 1}-${second - 1}`] : []));
     const gaps = gapsAt.length;
     const start = Date.parse(record.timestamp);
     const killedAt = kills.map((kill) => `${kill.what} at ${((kill.at - start) / 1000).toFixed(1)} s`).join(', ');
-    console.log(`  heard live: ${live.length} seconds, ${live[0]}-${live.at(-1)}; not stored: [${notStored.join(', ')}]`);
+    console.log(`  heard live: ${heardLive.length} seconds, ${heardLive[0]}-${heardLive.at(-1)}; not stored: [${notStored.join(', ')}]`);
     console.log(`  session ${id}: ${media} s of media received, ${seconds.length} audio rows, gaps [${gapsAt.join(', ')}] (killed: ${killedAt})`);
     assert.equal(notStored, [], 'every second heard live is stored');
     // FINAL merges duplicates within a shard only: a row written twice to two shards would show here.
