@@ -13,7 +13,8 @@ export type SpeechRequest = { type: 'transcribe'; stream: number; samples: Float
 export type SpeechReply = { type: 'text'; stream: number; text: string };
 
 const port = threadPort<SpeechRequest, SpeechReply>();
-const stt = new DenoisedTranscriber(await SpeechToText.load((workerData as { modelsDir: string }).modelsDir), await SpeechDenoiser.load());
+const { modelsDir } = workerData as { modelsDir: string };
+const stt = new DenoisedTranscriber(await SpeechToText.load(modelsDir), await SpeechDenoiser.load());
 let queue: Promise<void> = Promise.resolve();
 
 port.serve((request) => {

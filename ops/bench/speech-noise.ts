@@ -1,11 +1,12 @@
 // Speech under noise, on files: the word error rate of Moonshine tiny on read speech, clean and
 // with pink noise or music under it at 20, 10 and 5 dB SNR, each mix passed through every
 // candidate treatment first, each sentence transcribed whole. A treatment is an ffmpeg audio
-// filter on the whole track (as ingest would run it on the speech branch), or RNNoise: `rnnoise`
-// on each sentence as the transcription thread hears it, `rnnoise-gated` the same on the sentences
-// less than 30 dB above their noise floor only (the service's DenoisedTranscriber),
-// `rnnoise-track` on the whole track (a network state that also hears the noise between sentences). Fast, to choose what the live
-// benchmark then runs (speech-noise-live.ts). See ops/bench/README-speech-noise.md.
+// filter on the whole track (as ingest would run it on the speech branch), or RNNoise:
+// `rnnoise` on each sentence as the transcription thread hears it, `rnnoise-gated` the same on
+// the sentences less than 30 dB above their noise floor only (the service's
+// DenoisedTranscriber), `rnnoise-track` on the whole track (a network state that also hears
+// the noise between sentences). Fast, to choose what the live benchmark then runs
+// (speech-noise-live.ts). See ops/bench/README-speech-noise.md.
 import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
