@@ -1,13 +1,19 @@
 // Speech under noise, on files: the word error rate of Moonshine tiny on read speech, clean and
 // with pink noise or music under it at 20, 10 and 5 dB SNR, each mix passed through every
-// candidate ffmpeg audio filter first (as ingest would run it on the speech branch), each
-// sentence transcribed whole. Fast, to choose the filter the live benchmark then runs
+// candidate treatment first, each sentence transcribed whole. A treatment is an ffmpeg audio
+// filter on the whole track (as ingest would run it on the speech branch), or RNNoise:
+// `rnnoise` on each sentence as the transcription thread hears it, `rnnoise-gated` the same on
+// the sentences less than 30 dB above their noise floor only (the service's
+// DenoisedTranscriber), `rnnoise-track` on the whole track (a network state that also hears
+// the noise between sentences). Fast, to choose what the live benchmark then runs
 // (speech-noise-live.ts). See ops/bench/README-speech-noise.md.
 import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { DenoisedTranscriber } from '../../actors/transcript/denoised-transcriber.ts';
+import { SpeechDenoiser } from '../../actors/transcript/denoiser.ts';
+import { SpeechToText, type Transcriber } from '../../actors/transcript/moonshine.ts';
 import { pcmToFloat } from '../support/voice-media.ts';
 import { wordErrors } from '../support/word-error-rate.ts';
 import { CONDITIONS, conditionName, mixedTrack, readSpeech, type Corpus } from './lib/speech-corpus.ts';
@@ -16,13 +22,16 @@ import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
 
-/** ffmpeg audio filters tried on the speech branch; '' is ingest as it is. */
-const FILTERS = (process.env.SPEECH_NOISE_FILTERS?.split(';') ?? [
+/** Treatments tried on the speech: ffmpeg audio filters, '' for ingest as it is, and the RNNoise ones. */
+const TREATMENTS = (process.env.SPEECH_NOISE_FILTERS?.split(';') ?? [
   '',
   'highpass=f=120',
   'afftdn=nf=-30:tn=1',
   'afftdn=nr=20:nf=-30:tn=1',
   'anlmdn',
+  'rnnoise',
+  'rnnoise-gated',
+  'rnnoise-track',
 ]);
 
 /** `samples` through ffmpeg's `filter` as s16le, the format ingest writes. */
@@ -40,15 +49,33 @@ function filtered(samples: Float32Array, filter: string): Promise<Float32Array> 
   });
 }
 
+/** CPU seconds spent in the in-process treatments (RNNoise), per treatment, over every condition. */
+const treatmentCpu = new Map<string, number>();
+
+function timed(treatment: string, work: () => Float32Array): Float32Array {
+  const cpu = process.cpuUsage();
+  const result = work();
+  const used = process.cpuUsage(cpu);
+  treatmentCpu.set(treatment, (treatmentCpu.get(treatment) ?? 0) + (used.user + used.system) / 1e6);
+  return result;
+}
+
 const MARGIN = Math.round(0.2 * SAMPLE_RATE);
 
-async function errorRate(stt: SpeechToText, corpus: Corpus, track: Float32Array): Promise<{ wer: number; worst: string }> {
+type SentenceTreatment = (sentence: Float32Array) => Float32Array;
+
+async function errorRate(
+  stt: Transcriber,
+  corpus: Corpus,
+  track: Float32Array,
+  perSentence: SentenceTreatment,
+): Promise<{ wer: number; worst: string }> {
   let errors = 0;
   let words = 0;
   let worst = { errors: -1, text: '' };
   for (const sentence of corpus.sentences) {
     const from = Math.max(0, sentence.start - MARGIN);
-    const text = await stt.transcribe(track.subarray(from, sentence.start + sentence.length + MARGIN));
+    const text = await stt.transcribe(perSentence(track.subarray(from, sentence.start + sentence.length + MARGIN)));
     const counted = wordErrors(sentence.text, text);
     errors += counted.errors;
     words += counted.words;
@@ -62,24 +89,43 @@ mkdirSync(dir, { recursive: true });
 try {
   const corpus = await readSpeech(dir);
   const stt = await SpeechToText.load(config.modelsDir);
+  const denoiser = await SpeechDenoiser.load();
+  const gated = new DenoisedTranscriber(stt, denoiser);
+  const asIs: SentenceTreatment = (sentence) => sentence;
+  const treated = async (track: Float32Array, treatment: string) => {
+    if (treatment === 'rnnoise') return errorRate(stt, corpus, track, (sentence) => timed(treatment, () => denoiser.denoise(sentence)));
+    if (treatment === 'rnnoise-gated') return errorRate(gated, corpus, track, asIs);
+    const whole = treatment === 'rnnoise-track' ? timed(treatment, () => denoiser.denoise(track)) : await filtered(track, treatment);
+    return errorRate(stt, corpus, whole, asIs);
+  };
   const words = corpus.sentences.reduce((sum, s) => sum + wordErrors(s.text, s.text).words, 0);
   const rows: string[][] = [];
   const worst: string[][] = [];
   for (const condition of CONDITIONS) {
     const track = mixedTrack(corpus, condition);
     const row = [conditionName(condition)];
-    for (const filter of FILTERS) {
-      const result = await errorRate(stt, corpus, await filtered(track, filter));
+    for (const treatment of TREATMENTS) {
+      const result = await treated(track, treatment);
       row.push(fixed(result.wer, 3));
-      worst.push([conditionName(condition), filter || 'none', result.worst]);
+      worst.push([conditionName(condition), treatment || 'none', result.worst]);
     }
     rows.push(row);
     console.log(row.join('  '));
   }
   printTable(
-    `Word error rate on files (${corpus.sentences.length} sentences, ${words} words, ${fixed(corpus.track.length / SAMPLE_RATE)} s), per ffmpeg filter on the speech`,
-    ['condition', ...FILTERS.map((filter) => filter || 'none')],
+    `Word error rate on files (${corpus.sentences.length} sentences, ${words} words, ${fixed(corpus.track.length / SAMPLE_RATE)} s), per treatment of the speech`,
+    ['condition', ...TREATMENTS.map((treatment) => treatment || 'none')],
     rows,
+  );
+  const speechMinutes = corpus.sentences.reduce((sum, s) => sum + s.length + 2 * MARGIN, 0) / SAMPLE_RATE / 60;
+  const trackMinutes = corpus.track.length / SAMPLE_RATE / 60;
+  printTable(
+    'CPU of the in-process treatments, per minute of audio they denoised (ffmpeg filters: ffmpeg -benchmark)',
+    ['treatment', 'ms per minute'],
+    [...treatmentCpu].map(([treatment, seconds]) => [
+      treatment,
+      fixed((1000 * seconds) / (CONDITIONS.length * (treatment === 'rnnoise' ? speechMinutes : trackMinutes)), 0),
+    ]),
   );
   printTable('The worst-transcribed sentence of each run', ['condition', 'filter', 'transcript'], worst);
 } finally {
