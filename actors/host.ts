@@ -17,7 +17,6 @@ import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
 import { streamResolver } from './egress/resolver.ts';
-import { expressionSettingsOf } from './face/expression-settings.ts';
 import { FaceThread } from './face/threaded.ts';
 import { CpuUse } from './cpu-use.ts';
 import { HostLoad, WINDOW_MS } from './host-load.ts';
@@ -84,17 +83,13 @@ export class ActorHost {
   static async start(config: Config, rootLog: Logger, metrics: HostMetrics): Promise<ActorHost> {
     const log = rootLog.child({ component: 'host' });
     const hostId = config.hostId;
-    const expressions = expressionSettingsOf(config);
-    // The second expression classifier is needed only when the ensemble is on.
-    const required = Object.values(MODEL_FILES).filter((file) => expressions.ensemble || file !== MODEL_FILES.expressionsSecond);
-    await assertModels(config.modelsDir, required);
+    await assertModels(config.modelsDir, Object.values(MODEL_FILES));
     await assertGuardLibrary(config.egressGuardLibrary);
     const load = new HostLoad();
     let faceEffortLevel = 0;
     const resources = {
       faces: await FaceThread.start({
         modelsDir: config.modelsDir,
-        expressions,
         effortCalmMs: config.faceEffortCalmSeconds * 1000,
         observeInference: metrics.observeInference,
         observeEffort: (level, effort) => {
