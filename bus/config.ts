@@ -68,8 +68,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     metricsPort: read.number('METRICS_PORT', 0),
 
     // gateway
-    host: read.text('HOST', '127.0.0.1'),
-    port: read.number('PORT', 8080),
+    gatewayHost: read.text('GATEWAY_HOST', '127.0.0.1'),
+    gatewayPort: read.number('GATEWAY_PORT', 8080),
     bodyLimitBytes: read.number('BODY_LIMIT_BYTES', 1024 * 1024, 1),
     authTokensFile: read.optionalText('AUTH_TOKENS_FILE'),
     authJwtSecret: read.optionalText('AUTH_JWT_SECRET'),
