@@ -35,7 +35,7 @@ import { isStale, takeOver } from './session/lifecycle.ts';
 import { ABANDONED_MS, resumeDeletion } from './session/deletion.ts';
 import { UserQuotas } from './session/quotas.ts';
 import { SessionStore } from './session/store.ts';
-import { SpeechToTextPool } from './transcript/pool.ts';
+import { SpeechToTextPool } from './speech/pool.ts';
 import { VoiceThread } from './voice/threaded.ts';
 
 /** How often the host asks itself whether it keeps up. */

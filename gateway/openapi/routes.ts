@@ -111,14 +111,14 @@ export const documentedRoutes: DocumentedRoute[] = [
     method: 'get', path: '/v1/sessions/:sessionId/audio/transcription-sentiment', operationId: 'getTranscriptionSentiment', tag: 'results',
     summary: 'Sentiment of the transcribed speech per interval; intervals without data are left out',
     query: TimelineQuery, expandArray: true,
-    success: { status: 200, description: 'the timeline', schema: operations['audio.sentiment'].reply },
+    success: { status: 200, description: 'the timeline', schema: operations['speech.sentiment'].reply },
     errors: { 404: NOT_FOUND },
   },
   {
     method: 'get', path: '/v1/sessions/:sessionId/audio/transcription', operationId: 'listTranscription', tag: 'results',
     summary: 'The transcribed segments in time order',
     query: TranscriptionQuery,
-    success: { status: 200, description: 'a page of segments', schema: operations['audio.transcription'].reply },
+    success: { status: 200, description: 'a page of segments', schema: operations['speech.segments'].reply },
     errors: { 404: NOT_FOUND },
   },
   {

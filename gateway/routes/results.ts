@@ -7,10 +7,10 @@ import { callerOf } from '../auth/caller.ts';
 import type { Send } from './bus-call.ts';
 import { foldExpand } from './expand.ts';
 
-const TIMELINES: Record<string, Operation & ('emotions.timeline' | 'audio.features' | 'audio.sentiment')> = {
+const TIMELINES: Record<string, Operation & ('emotions.timeline' | 'audio.features' | 'speech.sentiment')> = {
   '/:sessionId/emotions/timeline': 'emotions.timeline',
   '/:sessionId/audio/features': 'audio.features',
-  '/:sessionId/audio/transcription-sentiment': 'audio.sentiment',
+  '/:sessionId/audio/transcription-sentiment': 'speech.sentiment',
 };
 
 export function resultRoutes(send: Send): Router {
@@ -30,7 +30,7 @@ export function resultRoutes(send: Send): Router {
 
   router.get('/:sessionId/audio/transcription', async (ctx) => {
     const query = parse(TranscriptionQuery, ctx.query, 'query', { convert: true });
-    ctx.body = await send('audio.transcription', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
+    ctx.body = await send('speech.segments', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
   });
 
   return router;

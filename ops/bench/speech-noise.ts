@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { pcmToFloat } from '../support/voice-media.ts';
 import { wordErrors } from '../support/word-error-rate.ts';
 import { CONDITIONS, conditionName, mixedTrack, readSpeech, type Corpus } from './lib/speech-corpus.ts';

@@ -13,7 +13,7 @@ import type { Child } from '../../actors/supervisor.ts';
 import { FaceThread } from '../../actors/face/threaded.ts';
 import { VoiceThread } from '../../actors/voice/threaded.ts';
 import type { WorkerResources } from '../../actors/session/worker.ts';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';

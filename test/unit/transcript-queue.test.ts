@@ -3,8 +3,8 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SpeechSegment } from '../../bus/contracts/rows.ts';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
-import { TranscriptQueue } from '../../actors/transcript/queue.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
+import { TranscriptQueue } from '../../actors/speech/queue.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();

@@ -4,8 +4,8 @@
 // Driven over IPC by ops/bench/transcription.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../../bus/config.ts';
-import { SpeechToText, type Transcriber } from '../../../actors/transcript/moonshine.ts';
-import { TranscriptQueue } from '../../../actors/transcript/queue.ts';
+import { SpeechToText, type Transcriber } from '../../../actors/speech/moonshine.ts';
+import { TranscriptQueue } from '../../../actors/speech/queue.ts';
 import { SAMPLE_RATE } from './speech.ts';
 
 const config = readConfig();
