@@ -119,7 +119,7 @@ export class ActorHost {
         fps: config.analysisFps,
         unreachableSeconds: config.streamUnreachableSeconds,
         tls: { verify: config.streamTlsVerify, caFile: config.streamTlsCaFile },
-        transcriptQueueLimit: config.transcriptQueueLimit,
+        transcriptionQueueLimit: config.transcriptionQueueLimit,
       },
       // What workers report reaches the metrics and the host's own view of its load.
       metrics: {

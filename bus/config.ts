@@ -154,7 +154,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // rtmps: verify the server's certificate (against the system's CAs, or this file's).
     streamTlsVerify: read.flag('STREAM_TLS_VERIFY', true),
     streamTlsCaFile: read.optionalText('STREAM_TLS_CA_FILE'),
-    transcriptQueueLimit: read.number('TRANSCRIPT_QUEUE_LIMIT', 8, 1),
+    transcriptionQueueLimit: read.number('TRANSCRIPTION_QUEUE_LIMIT', 8, 1),
     // Threads transcribing speech, shared by the host's sessions; each holds its own copy of
     // the model. Half the cores: on two, a second thread took its core from face analysis
     // (ops/bench/README-capacity.md, "Transcription threads").

@@ -20,8 +20,8 @@ import {
   ResultRequest,
   SentimentEntry,
   TotalsRequest,
-  TranscriptionPage,
-  TranscriptionRequest,
+  SpeechSegmentsPage,
+  SpeechSegmentsRequest,
   timelineOf,
 } from './contracts/results.ts';
 import {
@@ -74,7 +74,7 @@ export const operations = {
   'emotions.timeline': api('storage', 'emotions.timeline', ResultRequest, timelineOf(EmotionsEntry)),
   'audio.features': api('storage', 'audio.features', ResultRequest, timelineOf(AudioFeaturesEntry)),
   'speech.sentiment': api('storage', 'speech.sentiment', ResultRequest, timelineOf(SentimentEntry)),
-  'speech.segments': api('storage', 'speech.segments', TranscriptionRequest, TranscriptionPage),
+  'speech.segments': api('storage', 'speech.segments', SpeechSegmentsRequest, SpeechSegmentsPage),
   'sources.register': api('actors', 'sources.register', RegisterSourceRequest, SensorSource),
   'events.add': api('actors', 'events.add', AddEventsRequest, AddEventsReply),
   'events.list': api('storage', 'events.list', ListEventsRequest, EventPage),

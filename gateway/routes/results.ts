@@ -1,6 +1,6 @@
 // Spec 4.6-4.9, and the transcript itself: results read back per session.
 import Router from '@koa/router';
-import { TimelineQuery, TotalsQuery, TranscriptionQuery } from '../../bus/contracts/results.ts';
+import { TimelineQuery, TotalsQuery, SpeechSegmentsQuery } from '../../bus/contracts/results.ts';
 import type { Operation } from '../../bus/operations.ts';
 import { parse } from '../../bus/validate.ts';
 import { callerOf } from '../auth/caller.ts';
@@ -29,7 +29,7 @@ export function resultRoutes(send: Send): Router {
   }
 
   router.get('/:sessionId/audio/transcription', async (ctx) => {
-    const query = parse(TranscriptionQuery, ctx.query, 'query', { convert: true });
+    const query = parse(SpeechSegmentsQuery, ctx.query, 'query', { convert: true });
     ctx.body = await send('speech.segments', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
   });
 

@@ -92,7 +92,7 @@ test.before(async () => {
     speechToText: await SpeechToText.load(config.modelsDir),
     voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
     egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })),
-    pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptQueueLimit: 8 },
+    pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptionQueueLimit: 8 },
   };
 });
 
