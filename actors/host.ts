@@ -17,7 +17,6 @@ import { parseAllowance } from './egress/allowance.ts';
 import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
 import { streamResolver } from './egress/resolver.ts';
-import { expressionSettingsOf } from './face/expression-settings.ts';
 import { FaceThread } from './face/threaded.ts';
 import { CpuUse } from './cpu-use.ts';
 import { HostLoad, WINDOW_MS } from './host-load.ts';
@@ -36,7 +35,7 @@ import { isStale, takeOver } from './session/lifecycle.ts';
 import { ABANDONED_MS, resumeDeletion } from './session/deletion.ts';
 import { UserQuotas } from './session/quotas.ts';
 import { SessionStore } from './session/store.ts';
-import { SpeechToTextPool } from './transcript/pool.ts';
+import { SpeechToTextPool } from './speech/pool.ts';
 import { VoiceThread } from './voice/threaded.ts';
 
 /** How often the host asks itself whether it keeps up. */
@@ -84,17 +83,13 @@ export class ActorHost {
   static async start(config: Config, rootLog: Logger, metrics: HostMetrics): Promise<ActorHost> {
     const log = rootLog.child({ component: 'host' });
     const hostId = config.hostId;
-    const expressions = expressionSettingsOf(config);
-    // The second expression classifier is needed only when the ensemble is on.
-    const required = Object.values(MODEL_FILES).filter((file) => expressions.ensemble || file !== MODEL_FILES.expressionsSecond);
-    await assertModels(config.modelsDir, required);
+    await assertModels(config.modelsDir, Object.values(MODEL_FILES));
     await assertGuardLibrary(config.egressGuardLibrary);
     const load = new HostLoad();
     let faceEffortLevel = 0;
     const resources = {
       faces: await FaceThread.start({
         modelsDir: config.modelsDir,
-        expressions,
         effortCalmMs: config.faceEffortCalmSeconds * 1000,
         observeInference: metrics.observeInference,
         observeEffort: (level, effort) => {
@@ -124,7 +119,7 @@ export class ActorHost {
         fps: config.analysisFps,
         unreachableSeconds: config.streamUnreachableSeconds,
         tls: { verify: config.streamTlsVerify, caFile: config.streamTlsCaFile },
-        transcriptQueueLimit: config.transcriptQueueLimit,
+        transcriptionQueueLimit: config.transcriptionQueueLimit,
       },
       // What workers report reaches the metrics and the host's own view of its load.
       metrics: {

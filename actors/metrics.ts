@@ -79,7 +79,7 @@ export class HostMetrics implements WorkerMetrics {
     });
     this.faceEffortReduced = new Gauge({
       name: 'emo_face_effort_reduced',
-      help: 'Steps below full effort the face thread works at to keep up (0: frames analysed as configured; 1: detection on a smaller picture, expressions held a frame, FACE_REDUCED_*; 2: detection smaller still, FACE_LEAST_*)',
+      help: 'Steps below full effort the face thread works at to keep up (0: every face of every frame at its own size; 1: detection on a 480 px picture, expressions held a frame; 2: detection on a 320 px picture; FACE_EFFORT_LADDER)',
       registers: [registry],
     });
     this.faceEffortReductions = new Counter({

@@ -68,8 +68,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     metricsPort: read.number('METRICS_PORT', 0),
 
     // gateway
-    host: read.text('HOST', '127.0.0.1'),
-    port: read.number('PORT', 8080),
+    gatewayHost: read.text('GATEWAY_HOST', '127.0.0.1'),
+    gatewayPort: read.number('GATEWAY_PORT', 8080),
     bodyLimitBytes: read.number('BODY_LIMIT_BYTES', 1024 * 1024, 1),
     authTokensFile: read.optionalText('AUTH_TOKENS_FILE'),
     authJwtSecret: read.optionalText('AUTH_JWT_SECRET'),
@@ -147,41 +147,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // Loaded into ffmpeg to hold every connection it makes to the policy above; built by ops/setup.sh.
     egressGuardLibrary: read.text('EGRESS_GUARD_LIBRARY', resolve(varDir, 'lib', 'egress-guard.so')),
     analysisFps: read.number('ANALYSIS_FPS', 4, 0.1),
-    // How expressions are measured (actors/face/expression-reader.ts): crops aligned by the eyes,
-    // mirrored crops averaged in, the second classifier (mini-Xception) averaged in, and
-    // per-track smoothing over this many frames. All off by default: chosen on a development set
-    // of 251 photos of many people and the seven augmented test photos together
-    // (ops/bench/README-expressions.md). Alignment raised the test photos' top-1 0.79 -> 0.85
-    // but lowered the development set's macro recall 0.46 -> 0.42, so it is off. Flip (+0.03)
-    // and the ensemble (+0.01) each add a classifier pass per face (+29-61 % CPU with six
-    // faces); smoothing gained +0.01 on photos and cannot be judged on still photos.
-    expressionAlign: read.flag('EXPRESSION_ALIGN', false),
-    expressionFlip: read.flag('EXPRESSION_FLIP', false),
-    expressionEnsemble: read.flag('EXPRESSION_ENSEMBLE', false),
-    expressionSmoothingFrames: read.wholeNumber('EXPRESSION_SMOOTHING_FRAMES', 1, 1),
-    // What a face costs (ops/bench/README-capacity.md, "Face analysis per frame"): YuNet on the
-    // frame scaled down to this width (0: the frame's own), and the expression classifier on
-    // every this many frames of a track, its answer held between within the second. Both off by
-    // default: landmarks from a smaller picture place the aligned crops less well (480: 11-19 %
-    // less CPU per frame, top-1 unchanged on the evaluation set but two checks of alignment fail;
-    // 320: 30-49 % less, top-1 -0.03), and the evaluation set cannot show what holding costs.
-    faceDetectionWidth: read.wholeNumber('FACE_DETECTION_WIDTH', 0, 0),
-    expressionClassifyEvery: read.wholeNumber('EXPRESSION_CLASSIFY_EVERY', 1, 1),
-    // ...and what the face thread steps down to while it cannot keep up, before it drops frames
-    // (actors/face/face-effort.ts): first both at once, 28-39 % less CPU per frame, top-1 -0.004
-    // on the evaluation set; then detection at 320 px as well, a further 30 % or so, top-1 -0.03.
-    // A step no lighter than the one before is skipped: the values above for both, never.
-    faceReducedDetectionWidth: read.wholeNumber('FACE_REDUCED_DETECTION_WIDTH', 480, 0),
-    faceReducedClassifyEvery: read.wholeNumber('FACE_REDUCED_CLASSIFY_EVERY', 2, 1),
-    faceLeastDetectionWidth: read.wholeNumber('FACE_LEAST_DETECTION_WIDTH', 320, 0),
-    faceLeastClassifyEvery: read.wholeNumber('FACE_LEAST_CLASSIFY_EVERY', 2, 1),
-    // A lighter step of face effort goes back up after this long calm (actors/face/face-effort.ts).
+    // A lighter step of face effort (actors/face/face-effort.ts, FACE_EFFORT_LADDER) goes back up
+    // after this long calm; the tests shorten it.
     faceEffortCalmSeconds: read.number('FACE_EFFORT_CALM_SECONDS', 20, 1),
     ffmpegPath: read.text('FFMPEG_PATH', 'ffmpeg'),
     // rtmps: verify the server's certificate (against the system's CAs, or this file's).
     streamTlsVerify: read.flag('STREAM_TLS_VERIFY', true),
     streamTlsCaFile: read.optionalText('STREAM_TLS_CA_FILE'),
-    transcriptQueueLimit: read.number('TRANSCRIPT_QUEUE_LIMIT', 8, 1),
+    transcriptionQueueLimit: read.number('TRANSCRIPTION_QUEUE_LIMIT', 8, 1),
     // Threads transcribing speech, shared by the host's sessions; each holds its own copy of
     // the model. Half the cores: on two, a second thread took its core from face analysis
     // (ops/bench/README-capacity.md, "Transcription threads").

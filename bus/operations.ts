@@ -20,8 +20,8 @@ import {
   ResultRequest,
   SentimentEntry,
   TotalsRequest,
-  TranscriptionPage,
-  TranscriptionRequest,
+  SpeechSegmentsPage,
+  SpeechSegmentsRequest,
   timelineOf,
 } from './contracts/results.ts';
 import {
@@ -73,8 +73,8 @@ export const operations = {
   'emotions.totals': api('storage', 'emotions.totals', TotalsRequest, EmotionTotals),
   'emotions.timeline': api('storage', 'emotions.timeline', ResultRequest, timelineOf(EmotionsEntry)),
   'audio.features': api('storage', 'audio.features', ResultRequest, timelineOf(AudioFeaturesEntry)),
-  'audio.sentiment': api('storage', 'audio.sentiment', ResultRequest, timelineOf(SentimentEntry)),
-  'audio.transcription': api('storage', 'audio.transcription', TranscriptionRequest, TranscriptionPage),
+  'speech.sentiment': api('storage', 'speech.sentiment', ResultRequest, timelineOf(SentimentEntry)),
+  'speech.segments': api('storage', 'speech.segments', SpeechSegmentsRequest, SpeechSegmentsPage),
   'sources.register': api('actors', 'sources.register', RegisterSourceRequest, SensorSource),
   'events.add': api('actors', 'events.add', AddEventsRequest, AddEventsReply),
   'events.list': api('storage', 'events.list', ListEventsRequest, EventPage),

@@ -59,8 +59,8 @@ const webSocket = attachWebSocket(server, {
     messagesPerMinute: config.wsMessagesPerMinute,
   },
 });
-server.listen(config.port, config.host, () => {
-  log.info({ url: `http://${config.host}:${config.port}` }, 'gateway listening');
+server.listen(config.gatewayPort, config.gatewayHost, () => {
+  log.info({ url: `http://${config.gatewayHost}:${config.gatewayPort}` }, 'gateway listening');
   metrics.markReady();
 });
 

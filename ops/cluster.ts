@@ -30,7 +30,7 @@ try {
   mkdirSync(dir, { recursive: true });
   const token = developmentToken(tokensFile);
   console.log('starting 3 NATS servers, 3 ZooKeeper servers, 4 ClickHouse servers, 2 storage services, 2 actor hosts and 2 gateways...');
-  cluster = await startCluster({ dir, projectRoot: config.projectRoot, env: { ...process.env, AUTH_TOKENS_FILE: tokensFile }, gatewayPort: config.port });
+  cluster = await startCluster({ dir, projectRoot: config.projectRoot, env: { ...process.env, AUTH_TOKENS_FILE: tokensFile }, gatewayPort: config.gatewayPort });
   for (const member of [...cluster.storage, ...cluster.hosts, ...cluster.gateways]) member.keepRunning((message) => console.error(message));
   const [first] = cluster.gateways;
   console.log(`

@@ -46,12 +46,12 @@ try {
     member.keepRunning((message) => console.error(message));
     started.push(member);
   }
-  const baseUrl = `http://${config.host}:${config.port}`;
+  const baseUrl = `http://${config.gatewayHost}:${config.gatewayPort}`;
   console.log(`
 The service is running.
   dashboard:  ${baseUrl}/ (sign in with the token below)
   base URL:   ${baseUrl}/v1
-  WebSocket:  ws://${config.host}:${config.port}/ws/v1
+  WebSocket:  ws://${config.gatewayHost}:${config.gatewayPort}/ws/v1
   token:      ${token}
   NATS:       ${config.natsUrl}
   ClickHouse: ${config.clickhouseUrl} (database ${config.clickhouseDatabase})

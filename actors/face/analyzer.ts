@@ -1,16 +1,15 @@
 // The face analysis of one session: detect -> track -> classify the faces due (ClassifyCadence;
-// ExpressionReader: crops, flips, ensemble) -> smooth per track -> per-second rows.
+// ExpressionReader: crop, classifier) -> per-second rows.
 // One frame is analysed at a time and at most one waits: a frame offered while another
 // waits replaces it, and the replaced one is counted as dropped, so a slow host falls
 // behind by at most one frame instead of queueing without bound.
 import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import type { FaceModels } from './analysis-models.ts';
 import { ClassifyCadence } from './classify-cadence.ts';
-import { ExpressionReader } from './expression-reader.ts';
+import { ExpressionReader, type ExpressionReading } from './expression-reader.ts';
 import { CLASS_COUNT } from './expressions.ts';
 import type { FaceEffort } from './face-effort.ts';
 import { SecondAggregator, type TrackedExpression } from './seconds.ts';
-import { TrackSmoother } from './smoothing.ts';
 import { Tracker, UNTRACKED } from './tracker.ts';
 
 /** A track outlives this long without its face: small, dim faces go unfound for a second at times. */
@@ -27,12 +26,14 @@ export interface Frame {
 
 export interface FaceAnalyzerOptions {
   session: string;
-  /** The host's shared detector and classifiers, and how expressions are measured with them. */
+  /** The host's shared detector and classifier. */
   models: FaceModels;
   /** Frames analysed per second: a track survives TRACK_MEMORY_SECONDS of them without a matching face. */
   fps: number;
-  /** The face thread's effort, shared by its analysers; absent: always as `models` are configured. */
-  effort?: FaceEffort;
+  /** The face thread's effort, shared by its analysers; absent: always full effort. */
+  effort?: Pick<FaceEffort, 'current' | 'offered'>;
+  /** How expressions are read; absent: the service's ExpressionReader (a benchmark brings its variants). */
+  expressions?: ExpressionReading;
   onFaceSecond(row: FaceSecond): void;
   onVideoSecond(row: VideoSecond): void;
 }
@@ -41,10 +42,9 @@ export class FaceAnalyzer {
   private readonly tracker: Tracker;
   private readonly seconds: SecondAggregator;
   private readonly models: FaceModels;
-  private readonly expressions: ExpressionReader;
-  private readonly smoother: TrackSmoother;
-  private readonly cadence: ClassifyCadence;
-  private readonly effort: FaceEffort | undefined;
+  private readonly expressions: ExpressionReading;
+  private readonly cadence = new ClassifyCadence();
+  private readonly effort: FaceAnalyzerOptions['effort'];
   private pending: Frame | undefined;
   private running: Promise<void> | undefined;
   private failure: unknown;
@@ -53,9 +53,7 @@ export class FaceAnalyzer {
     this.models = options.models;
     const maxMissedFrames = Math.max(1, Math.round(TRACK_MEMORY_SECONDS * options.fps));
     this.tracker = new Tracker({ maxMissedFrames });
-    this.expressions = new ExpressionReader(options.models);
-    this.smoother = new TrackSmoother(options.models.expressions.smoothingFrames, maxMissedFrames + 1);
-    this.cadence = new ClassifyCadence(options.models.expressions.classifyEvery ?? 1);
+    this.expressions = options.expressions ?? new ExpressionReader(options.models);
     this.seconds = new SecondAggregator(options.session, options);
     this.effort = options.effort;
   }
@@ -108,9 +106,9 @@ export class FaceAnalyzer {
     const faces = found.filter((_, i) => ids[i] !== UNTRACKED);
     const tracks = ids.filter((id) => id !== UNTRACKED);
     const due = this.cadence.due(frame.second, tracks, faces, effort?.classifyEvery);
-    const answers = await this.expressions.read(frame, due.length === faces.length ? faces : due.map((i) => faces[i]!));
-    const classified = this.cadence.merge(frame.second, tracks, faces, due, answers);
-    const probabilities = this.smoother.smooth(tracks, classified);
+    const all = due.length === faces.length;
+    const answers = await this.expressions.read(frame, all ? faces : due.map((i) => faces[i]!), all ? tracks : due.map((i) => tracks[i]!));
+    const probabilities = this.cadence.merge(frame.second, tracks, faces, due, answers);
     const tracked: TrackedExpression[] = tracks.map((track, i) => ({
       track,
       probabilities: probabilities.subarray(i * CLASS_COUNT, (i + 1) * CLASS_COUNT),

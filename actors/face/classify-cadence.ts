@@ -1,5 +1,5 @@
 // Which tracked faces of a frame the expression classifier runs on, when it need not run on
-// every face of every frame (EXPRESSION_CLASSIFY_EVERY): a track's last answer is held for the
+// every face of every frame (the face effort's lighter steps, FACE_EFFORT_LADDER): a track's last answer is held for the
 // frames between. A face-second stays the mean of its frames' probabilities with each held frame
 // repeating an answer from the same second, never an older one: a track is classified on its
 // first frame of every second, then on every `every`-th frame, and whenever its box has moved or
@@ -22,7 +22,7 @@ export class ClassifyCadence {
 
   constructor(
     /** Classify a track on every this many of its frames; 1: every frame. */
-    private readonly every: number,
+    private readonly every = 1,
     /** A box overlapping the classified one by less than this is classified again. */
     private readonly minIou = 0.8,
   ) {

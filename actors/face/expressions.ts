@@ -1,7 +1,7 @@
 // Facial expression classification. The faces waiting from all the host's sessions are
-// classified together in one inference call (see Batcher). Two models take this shape: face-api's
-// expression net (112x112 RGB, the primary) and Human's mini-Xception (64x64, converted to take
-// RGB, the second of the ensemble); each answers in EXPRESSION_CLASSES order whatever its own.
+// classified together in one inference call (see Batcher). The service's model is face-api's
+// expression net (112x112 RGB); another model of this shape (the benchmarks' mini-Xception) is
+// described by its spec, and every model answers in EXPRESSION_CLASSES order whatever its own.
 import { Batcher, concat } from '../models/batcher.ts';
 import type { InferenceTimer } from '../models/inference-timer.ts';
 import { ort } from '../models/onnx.ts';
@@ -17,24 +17,10 @@ export interface ExpressionModelSpec {
   side: number;
   /** The model's class order, named as in EXPRESSION_CLASSES. */
   classes: readonly ExpressionClass[];
-  /** Side of its crop relative to the face-api crop's framing (1: the same part of the face). */
-  zoom: number;
 }
 
 /** face-api.js FaceExpressionNet (faceapi_expression_112.onnx). */
-const FACE_API_EXPRESSIONS: ExpressionModelSpec = { side: CROP_SIDE, classes: EXPRESSION_CLASSES, zoom: 1 };
-
-/**
- * Human's mini-Xception (oarriaga, trained on FER2013): angry, disgust, fear, happy, sad,
- * surprise, neutral. FER2013's faces are cropped tighter than face-api's: a crop 0.85 of
- * face-api's side (eyebrows to chin) suits it best of 0.65-1.3 tried on the evaluation set
- * (ops/bench/README-expressions.md; 0.8 and 0.9 did about as well).
- */
-export const MINI_XCEPTION_EXPRESSIONS: ExpressionModelSpec = {
-  side: 64,
-  classes: ['angry', 'disgusted', 'fearful', 'happy', 'sad', 'surprised', 'neutral'],
-  zoom: 0.85,
-};
+const FACE_API_EXPRESSIONS: ExpressionModelSpec = { side: CROP_SIDE, classes: EXPRESSION_CLASSES };
 
 interface Crops {
   crops: Float32Array;
@@ -70,8 +56,8 @@ export class ExpressionClassifier {
   }
 
   /**
-   * Classifies the first `count` crops of `batch` (as filled by cropFace or cropAligned at the
-   * model's side). Returns the class probabilities, `count` rows of CLASS_COUNT values in
+   * Classifies the first `count` crops of `batch` (as filled by cropFace at the model's
+   * side). Returns the class probabilities, `count` rows of CLASS_COUNT values in
    * EXPRESSION_CLASSES order. `batch` must stay untouched until the promise settles.
    */
   classifyExpressions(batch: Float32Array, count: number): Promise<Float32Array> {

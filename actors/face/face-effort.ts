@@ -1,10 +1,8 @@
-// How much work the face thread puts into each frame. At full effort it analyses frames as
-// configured; when it cannot keep up (it is dropping frames) it first does less per frame, in
-// steps: detection on a smaller picture and the expression classifier's answer held for a frame
-// (FACE_REDUCED_*, about a third less CPU with four faces), then detection on a smaller picture
-// still (FACE_LEAST_*). Frames are dropped only when the last step is not enough. It goes back up
-// a step once the lighter one has kept up, with the thread idle at least half the time, for long
-// enough that the heavier one is likely to keep up as well.
+// How much work the face thread puts into each frame. At full effort it analyses every face of
+// every frame at the frame's size; when it cannot keep up (it is dropping frames) it first does
+// less per frame, down the steps of FACE_EFFORT_LADDER. Frames are dropped only when the last step
+// is not enough. It goes back up a step once the lighter one has kept up, with the thread idle at
+// least half the time, for long enough that the heavier one is likely to keep up as well.
 
 export interface Effort {
   /** YuNet reads frames scaled down to at most this width; 0: at their own size. */
@@ -12,6 +10,22 @@ export interface Effort {
   /** Per track, the classifier runs on every this many frames (ClassifyCadence). */
   classifyEvery: number;
 }
+
+/**
+ * Full effort, then each step lighter than the one before. These steps, because they are the
+ * ones measured (ops/bench/README-capacity.md, "A second step of face effort"; "Face analysis
+ * per frame"; ops/bench/README-expressions.md, "Defaults, and why"): detection on a 480 px
+ * picture with each track's answer held a frame costs 28-39 % less CPU per frame (-0.013 top-1
+ * on the test photos, -0.031 macro recall on the development set) and lets one host on two cores
+ * keep up with 10 sessions of the heaviest stream instead of 8; 320 px halves detection again
+ * (-0.022 top-1), at the price of the smallest, darkest faces (ops/bench/README-small-faces.md).
+ * Constants, not settings: an operator has no figures to choose other steps by.
+ */
+export const FACE_EFFORT_LADDER: readonly Effort[] = [
+  { detectionWidth: 0, classifyEvery: 1 },
+  { detectionWidth: 480, classifyEvery: 2 },
+  { detectionWidth: 320, classifyEvery: 2 },
+];
 
 /**
  * A step goes down past this share of frames dropped within WINDOW_MS: the capacity bound. A
@@ -34,8 +48,7 @@ interface Second {
 }
 
 export class FaceEffort {
-  /** Full effort first, each next one lighter than the one before. */
-  private readonly levels: Effort[];
+  private readonly levels = FACE_EFFORT_LADDER;
   private levelNow = 0;
   private readonly seconds: Second[] = [];
   /** Below full: since when no frame was dropped and the thread was idle enough. */
@@ -44,19 +57,10 @@ export class FaceEffort {
   private changedAt: number | undefined;
 
   constructor(
-    full: Effort,
-    /** What the thread steps down to, in order; a step no lighter than the one before is skipped. */
-    steps: readonly Effort[],
     /** How long a lighter step must stay calm before the thread steps back up. */
     private readonly calmMs: number,
     private readonly now: () => number = () => performance.now(),
-  ) {
-    this.levels = [full];
-    for (const step of steps) {
-      const lighter = lighterOf(this.levels.at(-1)!, step);
-      if (!sameEffort(lighter, this.levels.at(-1)!)) this.levels.push(lighter);
-    }
-  }
+  ) {}
 
   get current(): Effort {
     return this.levels[this.levelNow]!;
@@ -120,17 +124,4 @@ export class FaceEffort {
     this.calmSince = undefined;
     return true;
   }
-}
-
-/** `step` where it asks for less than `than`, `than` where it does not. */
-function lighterOf(than: Effort, step: Effort): Effort {
-  const widths = [than.detectionWidth, step.detectionWidth].filter((width) => width > 0);
-  return {
-    detectionWidth: widths.length > 0 ? Math.min(...widths) : 0,
-    classifyEvery: Math.max(than.classifyEvery, step.classifyEvery),
-  };
-}
-
-function sameEffort(a: Effort, b: Effort): boolean {
-  return a.detectionWidth === b.detectionWidth && a.classifyEvery === b.classifyEvery;
 }

@@ -9,12 +9,10 @@ import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import { loadAnalysisModels } from './analysis-models.ts';
 import { threadPort } from '../models/stream-thread-body.ts';
 import { FaceAnalyzer } from './analyzer.ts';
-import type { ExpressionSettings } from './expression-settings.ts';
 import { FaceEffort } from './face-effort.ts';
 
 export interface FaceThreadData {
   modelsDir: string;
-  expressions: ExpressionSettings;
   /** FACE_EFFORT_CALM_SECONDS, in ms (FaceEffort). */
   effortCalmMs: number;
 }
@@ -25,7 +23,7 @@ export type FaceRequest =
 
 export type FaceReply = { type: 'face'; stream: number; row: FaceSecond } | { type: 'video'; stream: number; row: VideoSecond };
 
-const { modelsDir, expressions, effortCalmMs } = workerData as FaceThreadData;
+const { modelsDir, effortCalmMs } = workerData as FaceThreadData;
 /**
  * When the cores are full, face analysis is what gives way: this many nice steps below the rest
  * of the host, the thread gets the CPU ffmpeg, the pipes, voice analysis and transcription leave
@@ -35,9 +33,8 @@ const { modelsDir, expressions, effortCalmMs } = workerData as FaceThreadData;
 const FACE_THREAD_NICE_STEPS = 10;
 setPriority(Math.min(19, getPriority() + FACE_THREAD_NICE_STEPS));
 const port = threadPort<FaceRequest, FaceReply>();
-const { faces: models } = await loadAnalysisModels(modelsDir, expressions, port.timer);
-const full = { detectionWidth: expressions.detectionWidth ?? 0, classifyEvery: expressions.classifyEvery ?? 1 };
-const effort = new FaceEffort(full, expressions.reduced ?? [], effortCalmMs);
+const { faces: models } = await loadAnalysisModels(modelsDir, port.timer);
+const effort = new FaceEffort(effortCalmMs);
 const EFFORT_REVIEW_MS = 1000;
 let loopBefore = performance.eventLoopUtilization();
 setInterval(() => {

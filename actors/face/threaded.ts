@@ -32,8 +32,8 @@ export class FaceThread {
 
   /** Starts the thread and waits until its models are loaded, so a broken model fails at start. */
   static async start(options: FaceThreadOptions): Promise<FaceThread> {
-    const { modelsDir, expressions, effortCalmMs, observeInference, observeEffort } = options;
-    const data: FaceThreadData = { modelsDir, expressions, effortCalmMs };
+    const { modelsDir, effortCalmMs, observeInference, observeEffort } = options;
+    const data: FaceThreadData = { modelsDir, effortCalmMs };
     const thread = new StreamThread<FaceRequest, FaceReply>('face', new URL('./face-thread.ts', import.meta.url), data, {
       inference: observeInference,
       effort: observeEffort,

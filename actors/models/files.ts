@@ -2,9 +2,16 @@
 export const MODEL_FILES = {
   faceDetector: 'face_detection_yunet_2023mar_dynamic.onnx',
   expressions: 'faceapi_expression_112.onnx',
-  /** The second expression classifier (EXPRESSION_ENSEMBLE): Human's mini-Xception, 64x64 grey. */
-  expressionsSecond: 'human_emotion_mini_xception_64.onnx',
   voiceActivity: 'silero_vad_v6.onnx',
   speechEncoder: 'moonshine_tiny_encoder.onnx',
   speechDecoder: 'moonshine_tiny_decoder_merged.onnx',
+} as const;
+
+/**
+ * Installed beside the service's models for the expression benchmarks (ops/bench/expressions.ts),
+ * which compare them with face-api's net; the service never loads them.
+ */
+export const BENCHMARK_MODEL_FILES = {
+  /** The second expression classifier: Human's mini-Xception, 64x64. */
+  expressionsSecond: 'human_emotion_mini_xception_64.onnx',
 } as const;

@@ -2,7 +2,7 @@
 // hash to, and where it comes from, most preferred source first. It lives with the models because
 // the actor host checks them against it at start; the setup tool (ops/assets) installs from it,
 // trying the sources in order and keeping the first file whose sha256 is accepted.
-import { MODEL_FILES } from './files.ts';
+import { BENCHMARK_MODEL_FILES, MODEL_FILES } from './files.ts';
 
 export type AssetFolder = 'models' | 'media';
 
@@ -55,7 +55,7 @@ export const MODEL_ASSETS: readonly AssetEntry[] = [
   },
   {
     folder: 'models',
-    file: MODEL_FILES.expressionsSecond,
+    file: BENCHMARK_MODEL_FILES.expressionsSecond,
     // The project's own conversion of @vladmandic/human's models/emotion.json (mini-Xception,
     // ops/assets/human-emotion-to-onnx.ts; deterministic, equal to TensorFlow.js within 1e-6).
     sha256: ['7028fec7e497799004fae70efff52535711466cc8df3772235f075f2a9e1c42c'],

@@ -12,8 +12,8 @@ import { PICTURE_TOO_LARGE } from '../ingest/failure-reason.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
 import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
-import type { Transcriber } from '../transcript/moonshine.ts';
-import { TranscriptQueue } from '../transcript/queue.ts';
+import type { Transcriber } from '../speech/moonshine.ts';
+import { TranscriptionQueue } from '../speech/queue.ts';
 import { Utterances } from './utterances.ts';
 import type { FaceStream, FaceThread } from '../face/threaded.ts';
 import type { VoiceStream, VoiceThread } from '../voice/threaded.ts';
@@ -58,7 +58,7 @@ export interface PullSettings {
   /** rtmps: verify the server certificate, against `caFile` or the system's CAs. */
   tls: { verify: boolean; caFile?: string };
   /** Speech segments waiting for transcription per session, at most. */
-  transcriptQueueLimit: number;
+  transcriptionQueueLimit: number;
 }
 
 /** The picture must fit in 1920x1080 in either orientation. */
@@ -71,16 +71,16 @@ export class StreamWorker implements Child {
   private readonly stopped = new AbortController();
   private ingest?: Ingest;
   private mediaSeconds = 0;
-  private readonly transcripts: TranscriptQueue;
+  private readonly transcripts: TranscriptionQueue;
   private readonly utterances: Utterances;
 
   constructor(private readonly options: WorkerOptions) {
     const { session, rows, log } = options;
     // The queue's limit waiting, and one being transcribed.
-    this.utterances = new Utterances(options.resources.pull.transcriptQueueLimit + 1);
-    this.transcripts = new TranscriptQueue({
+    this.utterances = new Utterances(options.resources.pull.transcriptionQueueLimit + 1);
+    this.transcripts = new TranscriptionQueue({
       session,
-      limit: options.resources.pull.transcriptQueueLimit,
+      limit: options.resources.pull.transcriptionQueueLimit,
       stt: options.resources.speechToText,
       onRow: (row) => rows.publish(session, 'speech', [this.utterances.transcribed(row)], Math.round(row.start * 1000)),
       onDropped: (total) => {

@@ -70,7 +70,7 @@ export type SentimentEntry = Static<typeof SentimentEntry>;
 export const timelineOf = <T extends ReturnType<typeof Type.Object>>(entry: T) =>
   Type.Object({ session: SessionField, timeline: Type.Array(entry) });
 
-export const TranscriptionQuery = Type.Object(
+export const SpeechSegmentsQuery = Type.Object(
   {
     start: Type.Number({ minimum: 0, maximum: MAX_SECONDS, default: 0 }),
     end: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_SECONDS })),
@@ -79,14 +79,14 @@ export const TranscriptionQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export type TranscriptionQuery = Static<typeof TranscriptionQuery>;
-export const TranscriptionRequest = Type.Object({ caller: Caller, session: Type.String(), query: TranscriptionQuery });
-export type TranscriptionRequest = Static<typeof TranscriptionRequest>;
+export type SpeechSegmentsQuery = Static<typeof SpeechSegmentsQuery>;
+export const SpeechSegmentsRequest = Type.Object({ caller: Caller, session: Type.String(), query: SpeechSegmentsQuery });
+export type SpeechSegmentsRequest = Static<typeof SpeechSegmentsRequest>;
 export const TranscriptSegment = Type.Object({
   start: Type.Number(),
   end: Type.Number(),
   text: Type.String(),
   sentiments: Type.Object({ positive: Decimal, neutral: Decimal, negative: Decimal, compound: Decimal }),
 });
-export const TranscriptionPage = Page(TranscriptSegment);
-export type TranscriptionPage = Static<typeof TranscriptionPage>;
+export const SpeechSegmentsPage = Page(TranscriptSegment);
+export type SpeechSegmentsPage = Static<typeof SpeechSegmentsPage>;

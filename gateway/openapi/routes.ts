@@ -3,7 +3,7 @@
 // test/integration/openapi.test.ts proves that this table and the routers list the same routes.
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { RegisterSourceBody, EventInput, ListEventsQuery } from '../../bus/contracts/events.ts';
-import { TimelineQuery, TotalsQuery, TranscriptionQuery } from '../../bus/contracts/results.ts';
+import { TimelineQuery, TotalsQuery, SpeechSegmentsQuery } from '../../bus/contracts/results.ts';
 import { CreateSessionBody, IdempotencyKey, ListSessionsQuery, UpdateSessionBody } from '../../bus/contracts/session.ts';
 import { operations } from '../../bus/operations.ts';
 import { EventBatch, SourcedBatch, SourcedEvent } from '../routes/events.ts';
@@ -111,14 +111,14 @@ export const documentedRoutes: DocumentedRoute[] = [
     method: 'get', path: '/v1/sessions/:sessionId/audio/transcription-sentiment', operationId: 'getTranscriptionSentiment', tag: 'results',
     summary: 'Sentiment of the transcribed speech per interval; intervals without data are left out',
     query: TimelineQuery, expandArray: true,
-    success: { status: 200, description: 'the timeline', schema: operations['audio.sentiment'].reply },
+    success: { status: 200, description: 'the timeline', schema: operations['speech.sentiment'].reply },
     errors: { 404: NOT_FOUND },
   },
   {
     method: 'get', path: '/v1/sessions/:sessionId/audio/transcription', operationId: 'listTranscription', tag: 'results',
     summary: 'The transcribed segments in time order',
-    query: TranscriptionQuery,
-    success: { status: 200, description: 'a page of segments', schema: operations['audio.transcription'].reply },
+    query: SpeechSegmentsQuery,
+    success: { status: 200, description: 'a page of segments', schema: operations['speech.segments'].reply },
     errors: { 404: NOT_FOUND },
   },
   {

@@ -1,16 +1,16 @@
 // Spec 4.6-4.9, and the transcript itself: results read back per session.
 import Router from '@koa/router';
-import { TimelineQuery, TotalsQuery, TranscriptionQuery } from '../../bus/contracts/results.ts';
+import { TimelineQuery, TotalsQuery, SpeechSegmentsQuery } from '../../bus/contracts/results.ts';
 import type { Operation } from '../../bus/operations.ts';
 import { parse } from '../../bus/validate.ts';
 import { callerOf } from '../auth/caller.ts';
 import type { Send } from './bus-call.ts';
 import { foldExpand } from './expand.ts';
 
-const TIMELINES: Record<string, Operation & ('emotions.timeline' | 'audio.features' | 'audio.sentiment')> = {
+const TIMELINES: Record<string, Operation & ('emotions.timeline' | 'audio.features' | 'speech.sentiment')> = {
   '/:sessionId/emotions/timeline': 'emotions.timeline',
   '/:sessionId/audio/features': 'audio.features',
-  '/:sessionId/audio/transcription-sentiment': 'audio.sentiment',
+  '/:sessionId/audio/transcription-sentiment': 'speech.sentiment',
 };
 
 export function resultRoutes(send: Send): Router {
@@ -29,8 +29,8 @@ export function resultRoutes(send: Send): Router {
   }
 
   router.get('/:sessionId/audio/transcription', async (ctx) => {
-    const query = parse(TranscriptionQuery, ctx.query, 'query', { convert: true });
-    ctx.body = await send('audio.transcription', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
+    const query = parse(SpeechSegmentsQuery, ctx.query, 'query', { convert: true });
+    ctx.body = await send('speech.segments', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', query });
   });
 
   return router;

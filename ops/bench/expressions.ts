@@ -1,4 +1,5 @@
-// Expression accuracy of the real face pipeline, per configuration of the EXPRESSION_* settings.
+// Expression accuracy of the real face pipeline: the service's way of reading expressions and
+// the variants measured against it (ops/bench/lib/expression-variants.ts).
 // Labelled face images are streamed as a live stream would bring them: each image is a clip of
 // a few seconds at ANALYSIS_FPS, every frame a 640x360 picture with the image centred on grey and
 // a little camera jitter (a pixel or two of shift, a fraction of a degree, brightness, sensor
@@ -21,14 +22,13 @@ import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type EmotionKey, type FaceSecond } from '../../bus/contracts/rows.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
 import { EMOTION_OF_CLASS, EXPRESSION_CLASSES, type ExpressionClass } from '../../actors/face/emotions.ts';
-import { expressionSettingsOf, type ExpressionSettings } from '../../actors/face/expression-settings.ts';
-import { ExpressionClassifier } from '../../actors/face/expressions.ts';
 import type { Face } from '../../actors/face/face.ts';
 import { FaceDetector } from '../../actors/face/yunet.ts';
-import { loadAnalysisModels, type FaceModels } from '../../actors/face/analysis-models.ts';
+import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
 import { MODEL_FILES } from '../../actors/models/files.ts';
 import { loadModel } from '../../actors/models/onnx.ts';
 import { seededRandom } from '../support/seeded-random.ts';
+import { heldEffort, loadSecondClassifier, MINI_XCEPTION_ZOOM, SERVICE_VARIANT, VariantReader, type ExpressionVariant } from './lib/expression-variants.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
@@ -54,10 +54,10 @@ if (!Number.isInteger(seconds) || seconds < 1) throw new Error('--seconds takes 
 
 // ---- configurations ----
 
-const OFF: ExpressionSettings = { align: false, flip: false, ensemble: false, smoothingFrames: 1 };
+const OFF = SERVICE_VARIANT;
 interface Configuration {
   name: string;
-  settings: ExpressionSettings;
+  settings: ExpressionVariant;
   /** The second classifier in the first one's place: a diagnostic, not a setting of the service. */
   secondOnly?: boolean;
   /** face-api's crop side as a share of the box's (its spec's zoom, 1): a diagnostic of the framing. */
@@ -88,19 +88,15 @@ const CONFIGURATIONS: Configuration[] = [
   { name: 'align + detect 480 + classify every 2', settings: { ...OFF, align: true, detectionWidth: 480, classifyEvery: 2 } },
   { name: 'align + detect 512 + classify every 2', settings: { ...OFF, align: true, detectionWidth: 512, classifyEvery: 2 } },
   ...[0.85, 1.15, 1.3].map((zoom) => ({ name: `box crop zoom ${zoom}`, settings: OFF, zoom })),
-  // The effort ladder's steps (FACE_REDUCED_*, FACE_LEAST_*) without alignment.
+  // The effort ladder's lighter steps (FACE_EFFORT_LADDER).
   { name: 'detect 480 + classify every 2', settings: { ...OFF, detectionWidth: 480, classifyEvery: 2 } },
   { name: 'detect 320 + classify every 2', settings: { ...OFF, detectionWidth: 320, classifyEvery: 2 } },
 ];
-const configured = expressionSettingsOf(config);
-const sameSettings = (a: ExpressionSettings, b: ExpressionSettings) =>
+const sameSettings = (a: ExpressionVariant, b: ExpressionVariant) =>
   a.align === b.align && a.flip === b.flip && a.ensemble === b.ensemble && a.smoothingFrames === b.smoothingFrames &&
   (a.detectionWidth ?? 0) === (b.detectionWidth ?? 0) && (a.classifyEvery ?? 1) === (b.classifyEvery ?? 1);
-/** A configuration the service can run: not one of the diagnostics. */
+/** A configuration of the reading itself: not one of the diagnostics. */
 const runnable = (c: Configuration) => !c.secondOnly && !c.zoom;
-if (!CONFIGURATIONS.some((c) => runnable(c) && sameSettings(c.settings, configured))) {
-  CONFIGURATIONS.push({ name: 'configured (EXPRESSION_*)', settings: configured });
-}
 const chosen = option('--configs')?.split(',').map((name) => name.trim());
 const configurations = chosen ? CONFIGURATIONS.filter((c) => chosen.includes(c.name)) : CONFIGURATIONS;
 if (configurations.length === 0) throw new Error(`no configuration named ${chosen?.join(', ')}; known: ${CONFIGURATIONS.map((c) => c.name).join('; ')}`);
@@ -356,7 +352,8 @@ const grid = variants();
 // Clips in an order that changes the label from one clip to the next, as often as the set allows.
 const clips = grid.flatMap((variant) => samples.map((sample) => ({ sample, variant })));
 
-const loaded = await loadAnalysisModels(config.modelsDir, { ...OFF, ensemble: true });
+const { faces: service } = await loadAnalysisModels(config.modelsDir);
+const secondClassifier = await loadSecondClassifier(config.modelsDir);
 
 /**
  * YuNet once per frame for all configurations: they all see the same frame object, and the
@@ -371,27 +368,33 @@ class SharedDetector extends FaceDetector {
   }
 }
 const detectorModel = await loadModel(join(config.modelsDir, MODEL_FILES.faceDetector));
-const faceApiModel = await loadModel(join(config.modelsDir, MODEL_FILES.expressions));
 // One shared detector per detection width the configurations use.
 const detectors = new Map<number, SharedDetector>();
-function detectorFor(settings: ExpressionSettings): SharedDetector {
+function detectorFor(settings: ExpressionVariant): SharedDetector {
   const width = settings.detectionWidth ?? 0;
   let detector = detectors.get(width);
   if (!detector) detectors.set(width, (detector = new SharedDetector(detectorModel, undefined, width)));
   return detector;
 }
-function modelsFor(configuration: Configuration): FaceModels {
+/** The tracker's memory in frames (actors/face/analyzer.ts), after which smoothing forgets a track. */
+const forgetAfterFrames = Math.max(1, Math.round(2 * config.analysisFps)) + 1;
+function analyzerOptions(configuration: Configuration) {
   const { settings } = configuration;
-  const detector = detectorFor(settings);
-  if (configuration.secondOnly) return { detector, classifier: loaded.faces.secondClassifier!, expressions: { ...settings, ensemble: false } };
-  if (configuration.zoom) return { ...loaded.faces, detector, classifier: new ExpressionClassifier(faceApiModel, undefined, { ...loaded.faces.classifier.spec, zoom: configuration.zoom }), expressions: settings };
-  return { ...loaded.faces, detector, expressions: settings };
+  const models = { ...service, detector: detectorFor(settings) };
+  // The diagnostics: the mini-Xception in face-api's place, or face-api's net on another framing.
+  const alone = configuration.secondOnly
+    ? { classifier: secondClassifier, zoom: MINI_XCEPTION_ZOOM }
+    : configuration.zoom ? { classifier: service.classifier, zoom: configuration.zoom } : undefined;
+  const expressions = alone
+    ? new VariantReader(settings, [alone], forgetAfterFrames)
+    : VariantReader.of(settings, service, secondClassifier, forgetAfterFrames);
+  return { models, expressions, effort: heldEffort(settings) };
 }
 
 const CLASS_OF_EMOTION = Object.fromEntries(EXPRESSION_CLASSES.map((cls) => [EMOTION_OF_CLASS[cls], cls])) as Record<EmotionKey, ExpressionClass>;
 const runs = configurations.map((configuration) => {
   const rows: FaceSecond[] = [];
-  const analyzer = new FaceAnalyzer({ session: SESSION, models: modelsFor(configuration), fps: config.analysisFps, onFaceSecond: (row) => rows.push(row), onVideoSecond: () => {} });
+  const analyzer = new FaceAnalyzer({ session: SESSION, ...analyzerOptions(configuration), fps: config.analysisFps, onFaceSecond: (row) => rows.push(row), onVideoSecond: () => {} });
   return { configuration, analyzer, rows };
 });
 
@@ -420,7 +423,7 @@ await Promise.all(runs.map((run) => run.analyzer.flush()));
 const classCount = EXPRESSION_CLASSES.length;
 interface Score {
   name: string;
-  settings: ExpressionSettings;
+  settings: ExpressionVariant;
   /** A diagnostic (another classifier, another framing), not settings the service runs. */
   diagnostic: boolean;
   scored: number;
@@ -485,7 +488,7 @@ printTable(
   `Top-1 accuracy per face-second: ${set}; ${totalSeconds} face-seconds; ${fixed((performance.now() - started) / 1000, 0)} s`,
   ['configuration', 'top-1', 'macro recall', ...EXPRESSION_CLASSES, 'no face'],
   scores.map((score) => [
-    score.name + (sameSettings(score.settings, configured) && !score.diagnostic ? ' [configured]' : ''),
+    score.name + (sameSettings(score.settings, SERVICE_VARIANT) && !score.diagnostic ? ' [the service]' : ''),
     fixed(score.accuracy, 3),
     fixed(EXPRESSION_CLASSES.reduce((sum, cls) => sum + (Number.isNaN(score.recall[cls]) ? 0 : score.recall[cls]), 0) / EXPRESSION_CLASSES.filter((cls) => !Number.isNaN(score.recall[cls])).length, 3),
     ...EXPRESSION_CLASSES.map((cls) => fixed(score.recall[cls], 2)),

@@ -1,48 +1,73 @@
 // Face pipeline time per frame, from an RGB frame to result rows (detection, tracking, crops,
 // the expression classifier calls, per-track smoothing, per-second aggregation), at 640 px with
-// one face and with six, and what that costs a session at the default analysis rate; with the
-// EXPRESSION_* settings of the configuration.
-//   node --import tsx ops/bench/face.ts            the configured settings
+// one face and with six, and what that costs a session at the default analysis rate; as the
+// service reads expressions, and as the variants measured against it (ops/bench/lib/expression-variants.ts).
+//   node --import tsx ops/bench/face.ts            the service
 //   node --import tsx ops/bench/face.ts --steps    also the cost of each expression step on its
 //                                                  own (align, flip, ensemble, smoothing) and of
-//                                                  the configured set, against all of them off,
+//                                                  some together, against the service (all off),
 //                                                  measured in alternating rounds (each starting one
 //                                                  variant further on) so load drifts on a shared
 //                                                  machine fall on every configuration alike
 //   node --import tsx ops/bench/face.ts --savings  the same for what a face costs: detection on a
-//                                                  smaller picture (FACE_DETECTION_WIDTH) and the
-//                                                  classifier held between frames (EXPRESSION_CLASSIFY_EVERY),
-//                                                  against the configured settings; and each part of
+//                                                  smaller picture and the classifier held between
+//                                                  frames (the face effort's steps, FACE_EFFORT_LADDER),
+//                                                  against full effort; and each part of
 //                                                  detection (input, model, decoding) timed alone
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
-import { alignedGeometry, CROP_VALUES, cropAligned, cropFace, cropValues, mirrorCrop } from '../../actors/face/crop.ts';
-import { ExpressionReader } from '../../actors/face/expression-reader.ts';
-import { expressionSettingsOf, type ExpressionSettings } from '../../actors/face/expression-settings.ts';
-import { CLASS_COUNT, MINI_XCEPTION_EXPRESSIONS } from '../../actors/face/expressions.ts';
-import { TrackSmoother } from '../../actors/face/smoothing.ts';
+import { CROP_VALUES, cropFace, cropValues } from '../../actors/face/crop.ts';
+import { ExpressionReader, type ExpressionReading } from '../../actors/face/expression-reader.ts';
+import { CLASS_COUNT } from '../../actors/face/expressions.ts';
 import { detectionSize, toScaledYunetInput } from '../../actors/face/detection-scale.ts';
 import { decodeYunet, FaceDetector, paddedSize, toYunetInput } from '../../actors/face/yunet.ts';
 import { loadAnalysisModels, type FaceModels } from '../../actors/face/analysis-models.ts';
 import { MODEL_FILES } from '../../actors/models/files.ts';
 import { loadModel, ort } from '../../actors/models/onnx.ts';
 import { loadPhoto, type Photo } from '../support/face-photos.ts';
+import { alignedGeometry, cropAligned, mirrorCrop } from './lib/aligned-crop.ts';
+import {
+  heldEffort,
+  loadSecondClassifier,
+  MINI_XCEPTION_EXPRESSIONS,
+  MINI_XCEPTION_ZOOM,
+  SERVICE_VARIANT,
+  VariantReader,
+  type ExpressionVariant,
+} from './lib/expression-variants.ts';
 import { cpuSecondsOf, elapsedMs, fixed, mean, percentile, printTable } from './lib/stats.ts';
+import { TrackSmoother } from './lib/track-smoother.ts';
 
 const config = readConfig();
-const configured = expressionSettingsOf(config);
-// Loaded with the second classifier whatever the configuration, so every variant below can use it.
-const { faces: loaded } = await loadAnalysisModels(config.modelsDir, { ...configured, ensemble: true });
+const { faces: loaded } = await loadAnalysisModels(config.modelsDir);
+const secondClassifier = await loadSecondClassifier(config.modelsDir);
 const detectorModel = await loadModel(join(config.modelsDir, MODEL_FILES.faceDetector));
-const detectors = new Map<number, FaceDetector>([[configured.detectionWidth ?? 0, loaded.detector]]);
+const detectors = new Map<number, FaceDetector>([[0, loaded.detector]]);
 function detectorFor(width: number): FaceDetector {
   let detector = detectors.get(width);
   if (!detector) detectors.set(width, (detector = new FaceDetector(detectorModel, undefined, width)));
   return detector;
 }
-const modelsWith = (expressions: ExpressionSettings): FaceModels => ({ ...loaded, detector: detectorFor(expressions.detectionWidth ?? 0), expressions });
-const models = modelsWith(configured);
+/** The tracker's memory in frames (actors/face/analyzer.ts), after which smoothing forgets a track. */
+const FORGET_AFTER_FRAMES = Math.max(1, Math.round(2 * config.analysisFps)) + 1;
+
+/** What the pipeline is given for `variant`: the service's own reader when it is the service's reading. */
+interface Pipeline {
+  models: FaceModels;
+  reader(): ExpressionReading;
+  effort: ReturnType<typeof heldEffort>;
+}
+function pipelineOf(variant: ExpressionVariant): Pipeline {
+  const models = { ...loaded, detector: detectorFor(variant.detectionWidth ?? 0) };
+  const reads = (v: ExpressionVariant) => ({ ...v, detectionWidth: 0, classifyEvery: 1 });
+  const serviceReading = describe(reads(variant)) === describe(SERVICE_VARIANT);
+  return {
+    models,
+    reader: () => (serviceReading ? new ExpressionReader(models) : VariantReader.of(variant, models, secondClassifier, FORGET_AFTER_FRAMES)),
+    effort: heldEffort(variant),
+  };
+}
 
 const FRAMES = 150;
 const WARM_UP = 10;
@@ -62,10 +87,12 @@ interface Timing {
   expressionsMs: number[];
 }
 
-function newAnalyzer(faceModels: FaceModels, counts: { rows: number; facesSeen: number }): FaceAnalyzer {
+function newAnalyzer(pipeline: Pipeline, counts: { rows: number; facesSeen: number }): FaceAnalyzer {
   return new FaceAnalyzer({
     session: SESSION,
-    models: faceModels,
+    models: pipeline.models,
+    expressions: pipeline.reader(),
+    effort: pipeline.effort,
     fps: config.analysisFps,
     onFaceSecond: () => counts.rows++,
     onVideoSecond: (row) => {
@@ -76,9 +103,9 @@ function newAnalyzer(faceModels: FaceModels, counts: { rows: number; facesSeen: 
 }
 
 /** Offers one frame at a time and waits until its rows are out, as an idle analyser would. */
-async function timePipeline(photo: Photo, faceModels: FaceModels, frames = FRAMES): Promise<Pick<Timing, 'pipelineMs' | 'cpuMsPerFrame' | 'facesSeen' | 'rows'>> {
+async function timePipeline(photo: Photo, pipeline: Pipeline, frames = FRAMES): Promise<Pick<Timing, 'pipelineMs' | 'cpuMsPerFrame' | 'facesSeen' | 'rows'>> {
   const counts = { rows: 0, facesSeen: 0 };
-  const analyzer = newAnalyzer(faceModels, counts);
+  const analyzer = newAnalyzer(pipeline, counts);
   const frame = (i: number) => ({ ...photo, second: Math.floor(i / config.analysisFps) });
   for (let i = 0; i < WARM_UP; i++) {
     analyzer.offer(frame(i));
@@ -98,16 +125,16 @@ async function timePipeline(photo: Photo, faceModels: FaceModels, frames = FRAME
 }
 
 /** The same stages called one by one, to show where the time goes. */
-async function timeStages(photo: Photo, faceModels: FaceModels): Promise<Pick<Timing, 'detectMs' | 'expressionsMs'>> {
+async function timeStages(photo: Photo, pipeline: Pipeline): Promise<Pick<Timing, 'detectMs' | 'expressionsMs'>> {
   const detectMs: number[] = [];
   const expressionsMs: number[] = [];
-  const reader = new ExpressionReader(faceModels);
+  const reader = pipeline.reader();
   for (let i = 0; i < WARM_UP + FRAMES / 3; i++) {
     let started = performance.now();
-    const faces = await faceModels.detector.detectFaces(photo.rgb, photo.width, photo.height);
+    const faces = await pipeline.models.detector.detectFaces(photo.rgb, photo.width, photo.height);
     const detect = elapsedMs(started);
     started = performance.now();
-    await reader.read(photo, faces);
+    await reader.read(photo, faces, faces.map((_, track) => track));
     const expressions = elapsedMs(started);
     if (i < WARM_UP) continue;
     detectMs.push(detect);
@@ -129,7 +156,8 @@ function asFrame(photo: Photo): Photo {
   return { rgb, width: FRAME_WIDTH, height };
 }
 
-const describe = (s: ExpressionSettings) =>
+function describe(s: ExpressionVariant): string {
+  return (
   [
     s.align && 'align',
     s.flip && 'flip',
@@ -139,19 +167,21 @@ const describe = (s: ExpressionSettings) =>
     (s.classifyEvery ?? 1) > 1 && `classify every ${s.classifyEvery}`,
   ]
     .filter(Boolean)
-    .join(' + ') || 'all off';
+    .join(' + ') || 'all off (the service)'
+  );
+}
 
 const frames = CASES.map(({ photo, faces, targetMs }) => ({ name: photo, faces, targetMs, photo: asFrame(loadPhoto(photo)) }));
 const results: { name: string; size: string; targetMs: number; timing: Timing }[] = [];
 for (const { name, faces, targetMs, photo } of frames) {
-  const pipeline = await timePipeline(photo, models);
-  const stages = await timeStages(photo, models);
+  const pipeline = await timePipeline(photo, pipelineOf(SERVICE_VARIANT));
+  const stages = await timeStages(photo, pipelineOf(SERVICE_VARIANT));
   if (pipeline.facesSeen !== faces) console.warn(`${name}.jpg: expected ${faces} faces, saw ${pipeline.facesSeen}`);
   results.push({ name: `${name}.jpg (${pipeline.facesSeen} face${pipeline.facesSeen === 1 ? '' : 's'})`, size: `${photo.width}x${photo.height}`, targetMs, timing: { ...pipeline, ...stages } });
 }
 
 printTable(
-  `Face pipeline per frame (${FRAMES} frames each, frame -> rows; one onnxruntime thread; expressions: ${describe(configured)})`,
+  `Face pipeline per frame (${FRAMES} frames each, frame -> rows; one onnxruntime thread; expressions as the service reads them)`,
   ['frame', 'size', 'p50 ms', 'p95 ms', 'target', 'CPU ms/frame', `one-core share at ${config.analysisFps} fps`],
   results.map(({ name, size, targetMs, timing }) => [
     name,
@@ -178,7 +208,7 @@ printTable(
  * median of 9 rounds of 40 frames, each round starting one variant further on, so none always
  * runs first (or after the same one) and load drifts fall on every variant alike.
  */
-async function compareVariants(variants: ExpressionSettings[], title: string, against: string): Promise<void> {
+async function compareVariants(variants: ExpressionVariant[], title: string, against: string): Promise<void> {
   const ROUNDS = 9;
   const PER_ROUND = 40;
   for (const { name, photo } of frames) {
@@ -187,7 +217,7 @@ async function compareVariants(variants: ExpressionSettings[], title: string, ag
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < variants.length; k++) {
         const v = (round + k) % variants.length;
-        const timing = await timePipeline(photo, modelsWith(variants[v]!), PER_ROUND);
+        const timing = await timePipeline(photo, pipelineOf(variants[v]!), PER_ROUND);
         rounds[v]!.p50.push(percentile(timing.pipelineMs, 50));
         rounds[v]!.cpu.push(timing.cpuMsPerFrame);
       }
@@ -203,7 +233,7 @@ async function compareVariants(variants: ExpressionSettings[], title: string, ag
         const cpu = median(rounds[v]!.cpu);
         const change = (value: number, base: number) => (v === 0 ? '-' : `${value >= base ? '+' : ''}${fixed((100 * (value - base)) / base)} %`);
         return [
-          describe(variant) + (describe(variant) === describe(configured) ? ' [configured]' : ''),
+          describe(variant),
           fixed(p50, 2),
           change(p50, baseP50),
           fixed(cpu, 2),
@@ -216,8 +246,8 @@ async function compareVariants(variants: ExpressionSettings[], title: string, ag
 }
 
 if (process.argv.includes('--steps')) {
-  const OFF: ExpressionSettings = { align: false, flip: false, ensemble: false, smoothingFrames: 1 };
-  const variants: ExpressionSettings[] = [
+  const OFF = SERVICE_VARIANT;
+  const variants: ExpressionVariant[] = [
     OFF,
     { ...OFF, align: true },
     { ...OFF, flip: true },
@@ -227,7 +257,6 @@ if (process.argv.includes('--steps')) {
     { ...OFF, align: true, ensemble: true },
     { align: true, flip: true, ensemble: true, smoothingFrames: 3 },
   ];
-  if (!variants.some((v) => describe(v) === describe(configured))) variants.push(configured);
   await compareVariants(variants, 'Cost of each expression step', 'all off');
 
   // Each step's own work, timed alone: less exposed to a busy machine than whole frames are.
@@ -251,14 +280,14 @@ if (process.argv.includes('--steps')) {
     return percentile(batches, 50);
   }
   const classifier = loaded.classifier;
-  const second = loaded.secondClassifier!;
+  const second = secondClassifier;
   const work: [string, string, () => unknown][] = [
     ['crop around the box, 112x112 (all off)', '-', () => cropFace(photo.rgb, photo.width, photo.height, face, crops, 0)],
     ['crop by the eyes, 112x112', 'align', () => cropAligned(photo.rgb, photo.width, photo.height, alignedGeometry(face.landmarks), crops, 0)],
     ['mirror of a 112x112 crop', 'flip', () => mirrorCrop(crops, 0, 1)],
     ['face-api net, 1 crop', '-', () => classifier.classifyExpressions(crops, 1)],
     ['face-api net, 2 crops (face and mirror)', 'flip', () => classifier.classifyExpressions(crops, 2)],
-    ['crop by the eyes, 64x64', 'ensemble', () => cropAligned(photo.rgb, photo.width, photo.height, alignedGeometry(face.landmarks, MINI_XCEPTION_EXPRESSIONS.zoom), smallCrops, 0, small)],
+    ['crop by the eyes, 64x64', 'ensemble', () => cropAligned(photo.rgb, photo.width, photo.height, alignedGeometry(face.landmarks, MINI_XCEPTION_ZOOM), smallCrops, 0, small)],
     ['mini-Xception, 1 crop', 'ensemble', () => second.classifyExpressions(smallCrops, 1)],
     ['smoothing over 3 frames, one track', 'smoothing', () => smoother.smooth([1], probabilities)],
   ];
@@ -268,8 +297,8 @@ if (process.argv.includes('--steps')) {
 }
 
 if (process.argv.includes('--savings')) {
-  const today: ExpressionSettings = { ...configured, detectionWidth: 0, classifyEvery: 1 };
-  const variants: ExpressionSettings[] = [
+  const today = SERVICE_VARIANT;
+  const variants: ExpressionVariant[] = [
     today,
     { ...today, detectionWidth: 512 },
     { ...today, detectionWidth: 480 },
@@ -279,7 +308,6 @@ if (process.argv.includes('--savings')) {
     { ...today, detectionWidth: 512, classifyEvery: 2 },
     { ...today, detectionWidth: 480, classifyEvery: 2 },
   ];
-  if (!variants.some((v) => describe(v) === describe(configured))) variants.push(configured);
   // A still photo: every box stays put, so a held answer is always reused (the most a cadence saves).
   await compareVariants(variants, 'What a face costs', describe(today));
 

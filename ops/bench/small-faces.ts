@@ -4,6 +4,7 @@
 // side 640 px) and analysed frame by frame by the session's face analyser. Prints `detectedFaces` per
 // 10 s interval, counted as storage counts it, and how often each frame held each count of faces.
 //   node --import tsx ops/bench/small-faces.ts [--seconds 90] [--width 420 640] [--brightness -0.5] [--noise 20]
+//                                              [--detection-width 0] (YuNet's picture, as a step of the face effort)
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,9 +12,9 @@ import { promisify } from 'node:util';
 import { readConfig } from '../../bus/config.ts';
 import type { FaceSecond } from '../../bus/contracts/rows.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
 import { analysisSize, scaleFilter } from '../../actors/ingest/ffmpeg-args.ts';
 import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
+import { heldEffort, SERVICE_VARIANT } from './lib/expression-variants.ts';
 import { printTable } from './lib/stats.ts';
 
 const run = promisify(execFile);
@@ -90,14 +91,15 @@ interface Counts {
 }
 
 async function analyse(path: string): Promise<Counts> {
-  const { faces: models } = await loadAnalysisModels(config.modelsDir, expressionSettingsOf(config));
+  const { faces: models } = await loadAnalysisModels(config.modelsDir);
+  const effort = heldEffort({ ...SERVICE_VARIANT, detectionWidth: Number(option('detection-width', ['0'])[0]) });
   const tracksByInterval = new Map<number, Set<number>>();
   const facesPerFrame = new Map<number, number>();
   const onFaceSecond = (row: FaceSecond) => {
     const interval = Math.floor(row.second / INTERVAL);
     tracksByInterval.set(interval, (tracksByInterval.get(interval) ?? new Set()).add(row.track));
   };
-  const analyzer = new FaceAnalyzer({ session: SESSION, models, fps: config.analysisFps, onFaceSecond, onVideoSecond: () => {} });
+  const analyzer = new FaceAnalyzer({ session: SESSION, models, effort, fps: config.analysisFps, onFaceSecond, onVideoSecond: () => {} });
   const detector = models.detector;
   const { width, height } = analysisSize(FRAME);
   let index = 0;
@@ -105,7 +107,7 @@ async function analyse(path: string): Promise<Counts> {
     // Each frame is analysed before the next is offered: this measures what is found, not speed.
     analyzer.offer({ rgb, width, height, second: Math.floor(index++ / config.analysisFps) });
     await analyzer.idle();
-    const found = (await detector.detectFaces(rgb, width, height)).length;
+    const found = (await detector.detectFaces(rgb, width, height, effort.current.detectionWidth)).length;
     facesPerFrame.set(found, (facesPerFrame.get(found) ?? 0) + 1);
   }
   await analyzer.flush();

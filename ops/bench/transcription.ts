@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readConfig } from '../../bus/config.ts';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import type { LevelReport, LevelRequest } from './lib/transcription-host.ts';
 import { SAMPLE_RATE, jfkSamples, spokenSamples } from './lib/speech.ts';
 import { cpuSecondsOf, elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';

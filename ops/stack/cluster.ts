@@ -88,7 +88,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     for (let i = 0; i < EACH; i++) {
       const port = options.gatewayPort === undefined ? await freePort() : options.gatewayPort + i;
       const baseUrl = `http://127.0.0.1:${port}`;
-      gateways.push({ ...(await make('gateway', i, { PORT: String(port) })), baseUrl });
+      gateways.push({ ...(await make('gateway', i, { GATEWAY_PORT: String(port) })), baseUrl });
     }
     await Promise.all(gateways.map((gateway) => gateway.start()));
     return { nats, clickhouse, storage, hosts, gateways, env, stop };

@@ -104,7 +104,7 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     storage = started.service;
     metrics.storage = started.metricsUrl;
     for (let i = 0; i < (options.hosts ?? 1); i++) await startHost();
-    const front = await launch('gateway', `${options.name}-gateway`, 'gateway', { PORT: String(port) });
+    const front = await launch('gateway', `${options.name}-gateway`, 'gateway', { GATEWAY_PORT: String(port) });
     gateway = front.service;
     metrics.gateway = front.metricsUrl;
   } catch (error) {

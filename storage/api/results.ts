@@ -18,7 +18,7 @@ import {
   sentimentTimeline,
 } from '../timelines.ts';
 import type { Window } from '../timeline-window.ts';
-import { listTranscript } from '../transcripts.ts';
+import { listSpeechSegments } from '../speech-segments.ts';
 
 export function serveResults(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger, observe?: RequestObserver) {
   const options = { queue: queues.api, log, observe };
@@ -40,11 +40,11 @@ export function serveResults(nc: NatsConnection, records: SessionRecords, clickh
     }, options),
     serve(nc, 'emotions.timeline', timeline(emotionsTimeline), options),
     serve(nc, 'audio.features', timeline(audioFeatures), options),
-    serve(nc, 'audio.sentiment', timeline(sentimentTimeline), options),
-    serve(nc, 'audio.transcription', async ({ caller, session, query }, { deadline }) => {
+    serve(nc, 'speech.sentiment', timeline(sentimentTimeline), options),
+    serve(nc, 'speech.segments', async ({ caller, session, query }, { deadline }) => {
       const { record } = await records.owned(caller, session);
       if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
-      return listTranscript(readsUntil(clickhouse, deadline), { session: record.id, ...query });
+      return listSpeechSegments(readsUntil(clickhouse, deadline), { session: record.id, ...query });
     }, options),
   ];
 }

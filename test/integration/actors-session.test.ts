@@ -10,11 +10,10 @@ import { SessionActor } from '../../actors/session/actor.ts';
 import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
 import { SessionStore } from '../../actors/session/store.ts';
 import type { Child } from '../../actors/supervisor.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
 import { FaceThread } from '../../actors/face/threaded.ts';
 import { VoiceThread } from '../../actors/voice/threaded.ts';
 import type { WorkerResources } from '../../actors/session/worker.ts';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
@@ -89,11 +88,11 @@ test.before(async () => {
   rows = new RowPublisher(jetstream(nc), quiet);
   store = await SessionStore.open(nc, jetstream(nc), rows, quiet, config.natsReplicas);
   resources = {
-    faces: await FaceThread.start({ modelsDir: config.modelsDir, expressions: expressionSettingsOf(config), effortCalmMs: config.faceEffortCalmSeconds * 1000 }),
+    faces: await FaceThread.start({ modelsDir: config.modelsDir, effortCalmMs: config.faceEffortCalmSeconds * 1000 }),
     speechToText: await SpeechToText.load(config.modelsDir),
     voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
     egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })),
-    pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptQueueLimit: 8 },
+    pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptionQueueLimit: 8 },
   };
 });
 

@@ -22,7 +22,7 @@ import { Schema } from '../../storage/schema.ts';
 import { indexSession, listSessions } from '../../storage/sessions-index.ts';
 import { columnsOf, tableOf } from '../../storage/tables.ts';
 import { audioFeatures, emotionTotals, emotionsTimeline, sentimentTimeline } from '../../storage/timelines.ts';
-import { listTranscript } from '../../storage/transcripts.ts';
+import { listSpeechSegments } from '../../storage/speech-segments.ts';
 import { currentClickHouse, type CurrentClickHouse } from '../support/chdb-client.ts';
 
 const config = readConfig();
@@ -158,7 +158,7 @@ test('timelines at several granularities, totals and the sentiment', async () =>
 
 test('transcript and events pages', async () => {
   for (const query of [{ start: 0, limit: 5, offset: 0 }, { start: 30, end: 90, limit: 100, offset: 3 }]) {
-    const page = await same(`transcript ${JSON.stringify(query)}`, (client) => listTranscript(client, { session: analysed.id, ...query }));
+    const page = await same(`transcript ${JSON.stringify(query)}`, (client) => listSpeechSegments(client, { session: analysed.id, ...query }));
     assert.ok(page.data.length > 0);
   }
   for (const query of [

@@ -22,7 +22,7 @@ async function gatewaySpec(id: string): Promise<ServiceSpec & { baseUrl: string 
     role: 'gateway',
     projectRoot: config.projectRoot,
     logFile: join(dir, `${id}.log`),
-    env: { ...process.env, AUTH_JWT_SECRET: 'service-process-test', PORT: String(port) },
+    env: { ...process.env, AUTH_JWT_SECRET: 'service-process-test', GATEWAY_PORT: String(port) },
     metricsPort: await freePort(),
     baseUrl: `http://127.0.0.1:${port}`,
   };

@@ -6,12 +6,13 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { loadGraphModel } from '@tensorflow/tfjs-converter';
 import { readConfig } from '../../bus/config.ts';
-import { MODEL_FILES } from '../../actors/models/files.ts';
+import { BENCHMARK_MODEL_FILES, MODEL_FILES } from '../../actors/models/files.ts';
 import { sha256File } from '../../actors/models/hash.ts';
 import { MODEL_ASSETS } from '../../actors/models/manifest.ts';
 import { loadModel, ort } from '../../actors/models/onnx.ts';
 import { FaceDetector } from '../../actors/face/yunet.ts';
-import { alignedGeometry, cropAligned, cropFace, cropValues } from '../../actors/face/crop.ts';
+import { cropFace, cropValues } from '../../actors/face/crop.ts';
+import { alignedGeometry, cropAligned } from '../../ops/bench/lib/aligned-crop.ts';
 import { convertHumanEmotionModel } from '../../ops/assets/human-emotion-to-onnx.ts';
 import { extractFile, packTarball } from '../../ops/assets/npm-pack.ts';
 import { HUMAN } from '../../ops/assets/recipes.ts';
@@ -54,7 +55,7 @@ test('the converted model agrees with Human running the graph model in TensorFlo
   await convertHumanEmotionModel(json, join(work, 'again.onnx'));
   const bytes = await readFile(join(work, 'converted.onnx'));
   assert.ok(bytes.equals(await readFile(join(work, 'again.onnx'))), 'same bytes every run');
-  const entry = MODEL_ASSETS.find((asset) => asset.file === MODEL_FILES.expressionsSecond)!;
+  const entry = MODEL_ASSETS.find((asset) => asset.file === BENCHMARK_MODEL_FILES.expressionsSecond)!;
   assert.ok(entry.sha256.includes(await sha256File(join(work, 'converted.onnx'))), 'the digest the manifest accepts');
 
   const { crops, count } = await faceCrops();
@@ -89,8 +90,8 @@ test('the converted model agrees with Human running the graph model in TensorFlo
 });
 
 test('the installed model is the converter output', async () => {
-  const entry = MODEL_ASSETS.find((asset) => asset.file === MODEL_FILES.expressionsSecond)!;
-  assert.ok(entry.sha256.includes(await sha256File(join(config.modelsDir, MODEL_FILES.expressionsSecond))));
+  const entry = MODEL_ASSETS.find((asset) => asset.file === BENCHMARK_MODEL_FILES.expressionsSecond)!;
+  assert.ok(entry.sha256.includes(await sha256File(join(config.modelsDir, BENCHMARK_MODEL_FILES.expressionsSecond))));
 });
 
 test.run();

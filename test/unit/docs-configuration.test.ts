@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** Names passed to the Environment reader: `read.number('PORT', 8080)`, `read.optionalText('X')`. */
+/** Names passed to the Environment reader: `read.number('GATEWAY_PORT', 8080)`, `read.optionalText('X')`. */
 const readIn = (source: string) => [...source.matchAll(/\bread\.\w+\(\s*'([A-Z][A-Z0-9_]*)'/g)].map((match) => match[1]!);
 
 /** Names in a table's first column: `| \`A\`, \`B\` | ...`. */
@@ -21,8 +21,8 @@ const documentedIn = (markdown: string) =>
 const sorted = (names: string[]) => [...new Set(names)].sort();
 
 test('the readings find the names in both shapes', () => {
-  assert.equal(readIn("host: read.text('HOST', '127.0.0.1'),\n  x: read.optionalText(\n 'AUTH_TOKENS_FILE'),\n env.OTHER"), ['HOST', 'AUTH_TOKENS_FILE']);
-  assert.equal(documentedIn('| variable | default |\n|---|---|\n| `PORT` | `8080` |\n| `A_B`, `C` | `1`, `2` |\n| see `NOT_A_ROW` |'), ['PORT', 'A_B', 'C']);
+  assert.equal(readIn("gatewayHost: read.text('GATEWAY_HOST', '127.0.0.1'),\n  x: read.optionalText(\n 'AUTH_TOKENS_FILE'),\n env.OTHER"), ['GATEWAY_HOST', 'AUTH_TOKENS_FILE']);
+  assert.equal(documentedIn('| variable | default |\n|---|---|\n| `GATEWAY_PORT` | `8080` |\n| `A_B`, `C` | `1`, `2` |\n| see `NOT_A_ROW` |'), ['GATEWAY_PORT', 'A_B', 'C']);
 });
 
 test('every variable bus/config.ts reads is in docs/configuration.md, and every one there is read', () => {

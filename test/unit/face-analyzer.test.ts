@@ -3,14 +3,13 @@ import * as assert from 'uvu/assert';
 import { Value } from '@sinclair/typebox/value';
 import { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
 import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
 import { readConfig } from '../../bus/config.ts';
 import { EMOTION_OF_CLASS } from '../../actors/face/emotions.ts';
 import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
 
 const SESSION = '65f0c0ffee0123456789abcd';
-const { faces: models } = await loadAnalysisModels(readConfig().modelsDir, expressionSettingsOf(readConfig()));
+const { faces: models } = await loadAnalysisModels(readConfig().modelsDir);
 
 async function analyzer() {
   const faces: FaceSecond[] = [];
@@ -65,8 +64,8 @@ test('classified on every 2nd frame: the classifier sees half the frames, and ev
   const photo = loadPhoto('sad');
   const rows = async (classifyEvery: number) => {
     const faces: FaceSecond[] = [];
-    const cadenced = { ...models, expressions: { ...models.expressions, classifyEvery } };
-    const instance = new FaceAnalyzer({ session: SESSION, models: cadenced, fps: 4, onFaceSecond: (row) => faces.push(row), onVideoSecond: () => {} });
+    const effort = { current: { detectionWidth: 0, classifyEvery }, offered: () => {} };
+    const instance = new FaceAnalyzer({ session: SESSION, models, effort, fps: 4, onFaceSecond: (row) => faces.push(row), onVideoSecond: () => {} });
     const before = models.classifier.stats.items;
     for (let i = 0; i < 8; i++) {
       instance.offer({ ...photo, second: Math.floor(i / 4) });

@@ -1,10 +1,8 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { FaceEffort } from '../../actors/face/face-effort.ts';
+import { FACE_EFFORT_LADDER, FaceEffort } from '../../actors/face/face-effort.ts';
 
-const FULL = { detectionWidth: 0, classifyEvery: 1 };
-const REDUCED = { detectionWidth: 480, classifyEvery: 2 };
-const LEAST = { detectionWidth: 320, classifyEvery: 2 };
+const [FULL, REDUCED, LEAST] = FACE_EFFORT_LADDER;
 /** FACE_EFFORT_CALM_SECONDS's default. */
 const CALM_MS = 20_000;
 
@@ -22,7 +20,7 @@ function second(effort: FaceEffort, time: ReturnType<typeof clock>, frames: numb
 
 test('a thread that keeps up stays at full effort, however busy', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, [REDUCED, LEAST], CALM_MS, time.now);
+  const effort = new FaceEffort(CALM_MS, time.now);
   for (let s = 0; s < 30; s++) assert.is(second(effort, time, 64, 0, 0.95), false);
   assert.equal(effort.current, FULL);
   assert.is(effort.level, 0);
@@ -30,7 +28,7 @@ test('a thread that keeps up stays at full effort, however busy', () => {
 
 test('more than 1 % of frames dropped within 5 s reduces the effort; 1 % does not', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, [REDUCED, LEAST], CALM_MS, time.now);
+  const effort = new FaceEffort(CALM_MS, time.now);
   for (let s = 0; s < 5; s++) assert.is(second(effort, time, 64, s === 4 ? 3 : 0, 0.9), false, '3 of 320 frames is under 1 %');
   assert.is(effort.level, 0);
   assert.is(second(effort, time, 64, 2, 0.9), true, '5 of 320 is over it');
@@ -40,7 +38,7 @@ test('more than 1 % of frames dropped within 5 s reduces the effort; 1 % does no
 
 test('each step is judged on 5 s of its own frames before the next step down', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, [REDUCED, LEAST], CALM_MS, time.now);
+  const effort = new FaceEffort(CALM_MS, time.now);
   assert.is(second(effort, time, 64, 10, 1), true);
   for (let s = 1; s < 5; s++) assert.is(second(effort, time, 64, 10, 1), false, `${s} s at the first step: frames waiting from full effort`);
   assert.is(effort.level, 1);
@@ -52,7 +50,7 @@ test('each step is judged on 5 s of its own frames before the next step down', (
 
 test('a lighter step goes back up after 20 s without drops and with the thread idle half the time', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, [REDUCED], CALM_MS, time.now);
+  const effort = new FaceEffort(CALM_MS, time.now);
   second(effort, time, 64, 10, 1);
   assert.is(effort.level, 1);
   for (let s = 0; s < 30; s++) assert.is(second(effort, time, 64, 0, 0.6), false, 'busy 60 % of the time: full effort might not fit');
@@ -63,7 +61,7 @@ test('a lighter step goes back up after 20 s without drops and with the thread i
 
 test('back up one step at a time, 20 s of calm each', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, [REDUCED, LEAST], CALM_MS, time.now);
+  const effort = new FaceEffort(CALM_MS, time.now);
   for (let s = 0; s < 6; s++) second(effort, time, 64, 10, 1);
   assert.is(effort.level, 2);
   for (let s = 1; s < 20; s++) second(effort, time, 64, 0, 0.3);
@@ -76,7 +74,7 @@ test('back up one step at a time, 20 s of calm each', () => {
 
 test('a dropped frame or a busy second starts the 20 s again', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, [REDUCED], CALM_MS, time.now);
+  const effort = new FaceEffort(CALM_MS, time.now);
   second(effort, time, 64, 10, 1);
   for (let s = 0; s < 15; s++) second(effort, time, 64, 0, 0.3);
   second(effort, time, 64, 1, 0.3);
@@ -88,7 +86,7 @@ test('a dropped frame or a busy second starts the 20 s again', () => {
 
 test('back at full effort, the drops that caused the step down are forgotten', () => {
   const time = clock();
-  const effort = new FaceEffort(FULL, [REDUCED], CALM_MS, time.now);
+  const effort = new FaceEffort(CALM_MS, time.now);
   second(effort, time, 64, 10, 1);
   for (let s = 0; s < 20; s++) second(effort, time, 64, 0, 0.3);
   assert.is(effort.level, 0);
@@ -96,16 +94,4 @@ test('back at full effort, the drops that caused the step down are forgotten', (
   assert.is(second(effort, time, 64, 1, 0.9), false, '1 of 128 is under 1 %');
 });
 
-test('steps no lighter than the one before are skipped; with none lighter the effort never changes', () => {
-  const time = clock();
-  const same = new FaceEffort(FULL, [{ ...FULL }, { detectionWidth: 0, classifyEvery: 1 }], CALM_MS, time.now);
-  for (let s = 0; s < 10; s++) assert.is(second(same, time, 64, 32, 1), false);
-  assert.equal(same.current, FULL);
-  // Full effort already detects at 320: the steps only add the held answers, once.
-  const narrow = new FaceEffort({ detectionWidth: 320, classifyEvery: 1 }, [REDUCED, LEAST], CALM_MS, time.now);
-  second(narrow, time, 64, 32, 1);
-  assert.equal(narrow.current, { detectionWidth: 320, classifyEvery: 2 });
-  for (let s = 0; s < 10; s++) assert.is(second(narrow, time, 64, 32, 1), false);
-  assert.is(narrow.level, 1);
-});
 test.run();

@@ -3,12 +3,11 @@ import * as assert from 'uvu/assert';
 import { CROP_SIDE, CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
 import { EXPRESSION_CLASSES } from '../../actors/face/emotions.ts';
 import { CLASS_COUNT } from '../../actors/face/expressions.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
 import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
 import { readConfig } from '../../bus/config.ts';
 import { EXPRESSION_PHOTOS, expressionPhotoCrops } from '../../ops/support/face-photos.ts';
 
-const { faces: models } = await loadAnalysisModels(readConfig().modelsDir, expressionSettingsOf(readConfig()));
+const { faces: models } = await loadAnalysisModels(readConfig().modelsDir);
 
 test('each expression photo gets its own label as top class, in one batched call', async () => {
   const batch = await expressionPhotoCrops(models.detector);

@@ -1,12 +1,14 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { decodeYunet, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
+import { join } from 'node:path';
+import { decodeYunet, FaceDetector, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';
 import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
+import { MODEL_FILES } from '../../actors/models/files.ts';
+import { loadModel } from '../../actors/models/onnx.ts';
 import { readConfig } from '../../bus/config.ts';
 import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
 
-const { detector } = (await loadAnalysisModels(readConfig().modelsDir, expressionSettingsOf(readConfig()))).faces;
+const { detector } = (await loadAnalysisModels(readConfig().modelsDir)).faces;
 
 test('finds the six faces of the group photo', async () => {
   const photo = loadPhoto('faces');
@@ -49,8 +51,8 @@ test('frames of one size from several sessions share model calls, each getting i
 
 test('on the frame scaled down to 320 px, the same six faces are found where they are, in frame pixels', async () => {
   const photo = loadPhoto('faces');
-  const { detector: full } = (await loadAnalysisModels(readConfig().modelsDir, { ...expressionSettingsOf(readConfig()), detectionWidth: 0 })).faces;
-  const { detector: small } = (await loadAnalysisModels(readConfig().modelsDir, { ...expressionSettingsOf(readConfig()), detectionWidth: 320 })).faces;
+  const full = detector;
+  const small = new FaceDetector(await loadModel(join(readConfig().modelsDir, MODEL_FILES.faceDetector)), undefined, 320);
   const reference = await full.detectFaces(photo.rgb, photo.width, photo.height);
   const found = await small.detectFaces(photo.rgb, photo.width, photo.height);
   assert.equal(await full.detectFaces(photo.rgb, photo.width, photo.height, 320), found, 'a width given with the frame (reduced effort) does the same');

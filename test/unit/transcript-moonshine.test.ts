@@ -1,7 +1,7 @@
 import { readConfig } from '../../bus/config.ts';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 import { wordErrorRate } from '../../ops/support/word-error-rate.ts';
 

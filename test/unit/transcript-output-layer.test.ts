@@ -6,8 +6,8 @@ import { readConfig } from '../../bus/config.ts';
 import { MODEL_FILES } from '../../actors/models/files.ts';
 import { loadModel, ort } from '../../actors/models/onnx.ts';
 import { messageField, readFields, stringField, textOf, varintField, WireType, writeFields, type Field } from '../../actors/models/protobuf.ts';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
-import { withEightBitOutputLayer } from '../../actors/transcript/eight-bit-output-layer.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
+import { withEightBitOutputLayer } from '../../actors/speech/eight-bit-output-layer.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();

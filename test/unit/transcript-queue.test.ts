@@ -3,8 +3,8 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SpeechSegment } from '../../bus/contracts/rows.ts';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
-import { TranscriptQueue } from '../../actors/transcript/queue.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
+import { TranscriptionQueue } from '../../actors/speech/queue.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();
@@ -21,7 +21,7 @@ async function phrases(): Promise<SpeechAudio[]> {
 function collect(limit: number, stt: SpeechToText) {
   const rows: SpeechSegment[] = [];
   const drops: number[] = [];
-  const queue = new TranscriptQueue({ session: SESSION, limit, stt, onRow: (row) => rows.push(row), onDropped: (total) => drops.push(total) });
+  const queue = new TranscriptionQueue({ session: SESSION, limit, stt, onRow: (row) => rows.push(row), onDropped: (total) => drops.push(total) });
   return { queue, rows, drops };
 }
 
@@ -59,7 +59,7 @@ test('each segment reports how long it waited behind the ones before it', async 
   const waits: number[] = [];
   let firstDoneAt = 0;
   const pushedAt = Date.now();
-  const queue = new TranscriptQueue({
+  const queue = new TranscriptionQueue({
     session: SESSION,
     limit: 8,
     stt,

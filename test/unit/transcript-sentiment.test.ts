@@ -1,6 +1,6 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { scoreSentiment } from '../../actors/transcript/sentiment.ts';
+import { scoreSentiment } from '../../actors/speech/sentiment.ts';
 
 test('a clearly positive sentence scores positive, a clearly negative one negative', () => {
   const good = scoreSentiment('I love this, what a wonderful and happy day!');

@@ -1,8 +1,8 @@
 import { readConfig } from '../../bus/config.ts';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { ThreadedSpeechToText } from '../../actors/transcript/threaded.ts';
-import { SpeechToTextPool } from '../../actors/transcript/pool.ts';
+import { ThreadedSpeechToText } from '../../actors/speech/threaded.ts';
+import { SpeechToTextPool } from '../../actors/speech/pool.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();

@@ -4,8 +4,8 @@
 // Driven over IPC by ops/bench/transcription.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../../bus/config.ts';
-import { SpeechToText, type Transcriber } from '../../../actors/transcript/moonshine.ts';
-import { TranscriptQueue } from '../../../actors/transcript/queue.ts';
+import { SpeechToText, type Transcriber } from '../../../actors/speech/moonshine.ts';
+import { TranscriptionQueue } from '../../../actors/speech/queue.ts';
 import { SAMPLE_RATE } from './speech.ts';
 
 const config = readConfig();
@@ -48,7 +48,7 @@ async function runLevel(stt: SpeechToText, request: LevelRequest): Promise<Level
   const startedAt = performance.now() + (request.startAt - Date.now());
   const feedEnds = startedAt + request.feedSeconds * 1000;
   const feed = async (index: number) => {
-    const queue = new TranscriptQueue({ session: SESSION, limit: config.transcriptQueueLimit, stt: timed, onRow: () => {}, onDropped: () => dropped++ });
+    const queue = new TranscriptionQueue({ session: SESSION, limit: config.transcriptionQueueLimit, stt: timed, onRow: () => {}, onDropped: () => dropped++ });
     // Continuous speech: a segment reaches the queue when its last word has been spoken.
     let clock = startedAt + index * request.staggerSeconds * 1000;
     for (let n = index; ; n++) {

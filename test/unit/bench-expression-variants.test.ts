@@ -1,22 +1,30 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { alignedGeometry, cropAligned, cropValues, mirrorCrop } from '../../actors/face/crop.ts';
+import { cropValues } from '../../actors/face/crop.ts';
 import { EXPRESSION_CLASSES } from '../../actors/face/emotions.ts';
-import { ExpressionReader } from '../../actors/face/expression-reader.ts';
-import type { ExpressionSettings } from '../../actors/face/expression-settings.ts';
-import { CLASS_COUNT, MINI_XCEPTION_EXPRESSIONS } from '../../actors/face/expressions.ts';
-import { loadAnalysisModels, type FaceModels } from '../../actors/face/analysis-models.ts';
-import { MODEL_FILES } from '../../actors/models/files.ts';
+import { CLASS_COUNT } from '../../actors/face/expressions.ts';
+import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
+import type { Face } from '../../actors/face/face.ts';
+import { BENCHMARK_MODEL_FILES } from '../../actors/models/files.ts';
 import { loadModel, ort } from '../../actors/models/onnx.ts';
 import { readConfig } from '../../bus/config.ts';
+import { alignedGeometry, cropAligned, mirrorCrop } from '../../ops/bench/lib/aligned-crop.ts';
+import {
+  loadSecondClassifier,
+  MINI_XCEPTION_EXPRESSIONS,
+  MINI_XCEPTION_ZOOM,
+  SERVICE_VARIANT,
+  VariantReader,
+  type ExpressionVariant,
+} from '../../ops/bench/lib/expression-variants.ts';
 import { loadPhoto } from '../../ops/support/face-photos.ts';
 
 const config = readConfig();
-const OFF: ExpressionSettings = { align: false, flip: false, ensemble: false, smoothingFrames: 1 };
-const { faces: models } = await loadAnalysisModels(config.modelsDir, { ...OFF, ensemble: true });
-const second = models.secondClassifier!;
-const withSettings = (settings: Partial<ExpressionSettings>): FaceModels => ({ ...models, expressions: { ...OFF, ...settings } });
+const { faces: models } = await loadAnalysisModels(config.modelsDir);
+const second = await loadSecondClassifier(config.modelsDir);
+const reader = (variant: Partial<ExpressionVariant>) => VariantReader.of({ ...SERVICE_VARIANT, ...variant }, models, second, 9);
+const read = (variant: Partial<ExpressionVariant>, faces: readonly Face[]) => reader(variant).read(group, faces, faces.map((_, track) => track));
 
 const group = loadPhoto('faces');
 const groupFaces = await models.detector.detectFaces(group.rgb, group.width, group.height);
@@ -35,12 +43,12 @@ test('the second classifier answers in EXPRESSION_CLASSES order, whatever its ow
   for (const [slot, name] of names.entries()) {
     const photo = loadPhoto(name);
     const [face] = await models.detector.detectFaces(photo.rgb, photo.width, photo.height);
-    cropAligned(photo.rgb, photo.width, photo.height, alignedGeometry(face!.landmarks, MINI_XCEPTION_EXPRESSIONS.zoom), crops, slot, side);
+    cropAligned(photo.rgb, photo.width, photo.height, alignedGeometry(face!.landmarks, MINI_XCEPTION_ZOOM), crops, slot, side);
   }
   const mapped = await second.classifyExpressions(crops, 2);
   names.forEach((name, face) => assert.is(top(mapped, face), name));
   // The raw model: its own order (angry, disgust, fear, happy, sad, surprise, neutral).
-  const raw = await loadModel(join(config.modelsDir, MODEL_FILES.expressionsSecond));
+  const raw = await loadModel(join(config.modelsDir, BENCHMARK_MODEL_FILES.expressionsSecond));
   const { probs } = await raw.run({ input: new ort.Tensor('float32', crops, [2, 3, side, side]) });
   const own = probs!.data as Float32Array;
   for (let face = 0; face < 2; face++) {
@@ -51,9 +59,8 @@ test('the second classifier answers in EXPRESSION_CLASSES order, whatever its ow
 });
 
 test('flip: every face and its mirror image go through the model in one call, and are averaged', async () => {
-  const reader = new ExpressionReader(withSettings({ align: true, flip: true }));
   const before = { ...models.classifier.stats };
-  const flipped = await reader.read(group, groupFaces);
+  const flipped = await read({ align: true, flip: true }, groupFaces);
   assert.is(models.classifier.stats.calls - before.calls, 1, 'one inference call');
   assert.is(models.classifier.stats.items - before.items, 1, 'one request of 2 x 6 crops');
 
@@ -72,9 +79,9 @@ test('flip: every face and its mirror image go through the model in one call, an
 });
 
 test('ensemble: the mean of the two classifiers, class by class; each row sums to 1', async () => {
-  const both = await new ExpressionReader(withSettings({ align: true, ensemble: true })).read(group, groupFaces);
-  const first = await new ExpressionReader(withSettings({ align: true })).read(group, groupFaces);
-  const secondOnly = await new ExpressionReader({ ...withSettings({ align: true }), classifier: second }).read(group, groupFaces);
+  const both = await read({ align: true, ensemble: true }, groupFaces);
+  const first = await read({ align: true }, groupFaces);
+  const secondOnly = await new VariantReader({ ...SERVICE_VARIANT, align: true }, [{ classifier: second, zoom: MINI_XCEPTION_ZOOM }], 9).read(group, groupFaces, groupFaces.map((_, track) => track));
   assert.ok(near(both, first.map((p, i) => (p + secondOnly[i]!) / 2)));
   for (let face = 0; face < groupFaces.length; face++) {
     const sum = both.subarray(face * CLASS_COUNT, (face + 1) * CLASS_COUNT).reduce((a, b) => a + b, 0);
@@ -85,12 +92,10 @@ test('ensemble: the mean of the two classifiers, class by class; each row sums t
 });
 
 test('no faces, no call; the ensemble without its second model is refused', async () => {
-  const reader = new ExpressionReader(withSettings({ align: true, flip: true, ensemble: true }));
   const before = { ...models.classifier.stats };
-  assert.is((await reader.read(group, [])).length, 0);
+  assert.is((await read({ align: true, flip: true, ensemble: true }, [])).length, 0);
   assert.equal(models.classifier.stats, before);
-  const { secondClassifier: _, ...withoutSecond } = withSettings({ ensemble: true });
-  assert.throws(() => new ExpressionReader(withoutSecond), /second classifier/);
+  assert.throws(() => VariantReader.of({ ...SERVICE_VARIANT, ensemble: true }, models, undefined, 9), /second classifier/);
 });
 
 test.run();

@@ -6,7 +6,7 @@ import type { SpeechAudio } from '../voice/analyzer.ts';
 import type { Transcriber } from './moonshine.ts';
 import { scoreSentiment } from './sentiment.ts';
 
-export interface TranscriptQueueOptions {
+export interface TranscriptionQueueOptions {
   session: string;
   /** Most segments waiting (the one being transcribed does not count). */
   limit: number;
@@ -28,13 +28,13 @@ interface Waiting {
 
 const toMilliseconds = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
-export class TranscriptQueue {
+export class TranscriptionQueue {
   private readonly pending: Waiting[] = [];
   private dropped = 0;
   private running: Promise<void> | undefined;
   private closed = false;
 
-  constructor(private readonly options: TranscriptQueueOptions) {}
+  constructor(private readonly options: TranscriptionQueueOptions) {}
 
   push(segment: SpeechAudio): void {
     if (this.closed) throw new Error('transcript queue is closed');

@@ -1,7 +1,7 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { alignedGeometry, CROP_SIDE, CROP_VALUES, cropAligned, cropFace, cropValues, mirrorCrop } from '../../actors/face/crop.ts';
-import { expressionSettingsOf } from '../../actors/face/expression-settings.ts';
+import { CROP_SIDE, CROP_VALUES, cropFace, cropValues } from '../../actors/face/crop.ts';
+import { alignedGeometry, cropAligned, mirrorCrop } from '../../ops/bench/lib/aligned-crop.ts';
 import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
 import { readConfig } from '../../bus/config.ts';
 import { loadPhoto, type Photo } from '../../ops/support/face-photos.ts';
@@ -147,7 +147,7 @@ function turnPhoto(photo: Photo, degrees: number): Photo {
 }
 
 test('on a real face turned 20 degrees, the aligned crop is far closer to the upright one than the box crop is', async () => {
-  const { detector } = (await loadAnalysisModels(readConfig().modelsDir, expressionSettingsOf(readConfig()))).faces;
+  const { detector } = (await loadAnalysisModels(readConfig().modelsDir)).faces;
   const upright = loadPhoto('surprised');
   const turned = turnPhoto(upright, 20);
   const [face] = await detector.detectFaces(upright.rgb, upright.width, upright.height);

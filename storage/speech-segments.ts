@@ -1,6 +1,6 @@
 // The transcribed segments themselves, in time order, a page at a time.
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { TranscriptionPage } from '../bus/contracts/results.ts';
+import type { SpeechSegmentsPage } from '../bus/contracts/results.ts';
 import { sessionDay } from '../bus/ids.ts';
 import { queryRows } from './clickhouse.ts';
 import { sql } from './sql.ts';
@@ -17,10 +17,10 @@ interface SegmentRow {
 
 const round = (value: number) => Math.round(value * 10_000) / 10_000;
 
-export async function listTranscript(
+export async function listSpeechSegments(
   client: ClickHouseClient,
   query: { session: string; start: number; end?: number; limit: number; offset: number },
-): Promise<TranscriptionPage> {
+): Promise<SpeechSegmentsPage> {
   const end = query.end === undefined ? '' : sql` AND start_ms < ${Math.round(query.end * 1000)}`;
   const rows = await queryRows<SegmentRow>(
     client,
