@@ -21,7 +21,7 @@ import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
 import { subjects, type RowKind } from '../../bus/subjects.ts';
-import { startClickHouseCluster, type ClickHouseCluster } from '../../ops/stack/clickhouse-cluster.ts';
+import { startClickHouseCluster, type ClickHouseCluster, type ClickHouseNode } from '../../ops/stack/clickhouse-cluster.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
@@ -81,7 +81,11 @@ async function ddlQueue(): Promise<string[]> {
 const alters = (queries: string[]) => queries.filter((query) => /^ALTER TABLE/.test(query));
 
 async function onEachNode<T>(read: (on: ClickHouseClient) => Promise<T>): Promise<T[]> {
-  return Promise.all(cluster.nodes.map(async (each) => {
+  return onEachNodeOf(cluster.nodes, read);
+}
+
+async function onEachNodeOf<T>(nodes: ClickHouseNode[], read: (on: ClickHouseClient) => Promise<T>): Promise<T[]> {
+  return Promise.all(nodes.map(async (each) => {
     const on = node(each.url);
     try {
       return await read(on);
@@ -318,6 +322,18 @@ step('every node reads the same replica of a shard, so a row its partner has not
 
 step('kill -9 of the node the storage service talks to: writes and reads carry on, no row lost or doubled', async () => {
   const victim = cluster.nodes[0]!;
+  // Merges stopped on every node but the victim, so a row stored twice stays two rows there
+  // (stopped on a node across its restart, they left its replication queue waiting for them).
+  const kept = cluster.nodes.filter((each) => each !== victim);
+  await merges('STOP', ['video_seconds'], kept);
+  try {
+    await killTheNodeTalkedTo(victim, kept);
+  } finally {
+    await merges('START', ['video_seconds'], kept);
+  }
+});
+
+async function killTheNodeTalkedTo(victim: ClickHouseNode, kept: ClickHouseNode[]): Promise<void> {
   const sessions = Array.from({ length: 4 }, () => newSessionId());
   const published = new Map(sessions.map((session) => [session, 0]));
   const stored = (session: string) => count(client, sql`SELECT count() AS n FROM video_seconds FINAL WHERE session = ${session}`);
@@ -379,9 +395,10 @@ step('kill -9 of the node the storage service talks to: writes and reads carry o
   const restartedAt = Date.now();
   await victim.start();
   const partner = cluster.nodes.find((each) => each.shard === victim.shard && each !== victim)!;
+  // Each key once: the victim merges what its partner keeps apart.
   const local = (url: string) => {
     const on = node(url);
-    return count(on, 'SELECT count() AS n FROM video_seconds_local').finally(() => on.close());
+    return count(on, 'SELECT uniqExact(session, second) AS n FROM video_seconds_local').finally(() => on.close());
   };
   await waitUntil('the restarted replica to catch up', async () => {
     const [mine, theirs] = await Promise.all([local(victim.url), local(partner.url)]);
@@ -405,9 +422,31 @@ step('kill -9 of the node the storage service talks to: writes and reads carry o
     const expected = published.get(session)!;
     assert.equal([Number(row!.rows), Number(row!.seconds), Number(row!.last)], [expected, expected, expected - 1], `session ${session}: each second once`);
   }
+  // Without FINAL, on the nodes whose merges stayed stopped, once each has fetched every part
+  // of its shard: each session's rows on one shard, every second once.
+  const held = () => onEachNodeOf(kept, async (on) => Object.fromEntries((await queryRows<{ session: string; rows: number; seconds: number }>(on,
+    sql`SELECT session, count() AS rows, uniqExact(second) AS seconds FROM video_seconds_local WHERE has(${sessions}, session) GROUP BY session`))
+    .map((row) => [row.session, [Number(row.rows), Number(row.seconds)]])));
+  let copies: Record<string, number[]>[] = [];
+  const holders = (session: string) => kept.filter((_, i) => copies[i]![session]);
+  const shardsOf = (session: string) => new Set(holders(session).map((each) => each.shard));
+  await waitUntil('every kept node holding every second of its shard', async () => {
+    copies = await held();
+    return sessions.every((session) => shardsOf(session).size > 0 &&
+      kept.filter((each) => shardsOf(session).has(each.shard)).every((each) => copies[kept.indexOf(each)]![session]?.[1] === published.get(session)));
+  }, 30_000).catch((error: Error) => assert.unreachable(`${error.message}: [rows, seconds] by session on ${kept.map((each) => each.name)}: ${JSON.stringify(copies)}`));
+  for (const session of sessions) {
+    assert.is(shardsOf(session).size, 1, `session ${session} on one shard: ${holders(session).map((each) => each.name)}`);
+    for (const holder of holders(session)) {
+      const expected = published.get(session)!;
+      assert.equal(copies[kept.indexOf(holder)]![session], [expected, expected], `session ${session} on ${holder.name}, without FINAL: each second once`);
+    }
+  }
+  const rowsWithoutFinal = copies.flatMap((onNode) => Object.values(onNode).map(([rows]) => rows!)).reduce((sum, n) => sum + n, 0);
   console.log(`  ${victim.name} killed: rows stored again ${failoverMs} ms after, reads ${reads.ok} answered, 0 failed, slowest ${reads.slowestMs} ms;` +
-    ` restarted, caught up in ${catchUpMs} ms; ${waitedForVictim} of ${publishedRows} rows readable only once it was back`);
-});
+    ` restarted, caught up in ${catchUpMs} ms; ${waitedForVictim} of ${publishedRows} rows readable only once it was back;` +
+    ` without FINAL, ${rowsWithoutFinal} rows on ${kept.map((each) => each.name).join(', ')} (each session's on every one of its shard), none twice`);
+}
 
 step('a session is purged from every shard and replica, also with a node down', async () => {
   // From a whole cluster, even if the test before failed with its node down.

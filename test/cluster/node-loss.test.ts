@@ -1,33 +1,161 @@
 // The whole service on a cluster (three NATS servers, ClickHouse as 2 shards x 2 replicas,
-// two of each service process), with two live sessions, losing one node at a time to kill -9:
-// a NATS server (the leader of the rows stream), the actor host that owns a session, and a
-// ClickHouse replica holding a session's rows. Sessions keep their state and go on being
-// analysed, reads answer (503 at most while a node is being replaced), each killed node
-// rejoins when started again, and at the end every second of media received has exactly one
-// row: none lost, none counted twice. Each failover's duration is printed.
+// two of each service process), with two live sessions placed on different actor hosts and
+// different shards, losing one node at a time to kill -9: a NATS server (the leader of the rows
+// stream), the actor host that owns the first session, and the first replica of the second
+// session's shard (the one every read and write of it goes to). Sessions keep their state and
+// go on being analysed, every gateway answers every read (503 at most while a node is being
+// replaced), each killed node rejoins when started again, and at the end every second of media
+// received has exactly one row: none lost, and none stored twice in the local tables, read
+// without FINAL with merges stopped, but where a row was published twice or around a node
+// loss, which FINAL collapses. Each failover's duration is printed.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { consumers, streams } from '../../bus/subjects.ts';
-import { connectClickHouse, queryRows } from '../../storage/clickhouse.ts';
+import { readConfig } from '../../bus/config.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import { buckets, consumers, streams } from '../../bus/subjects.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { sql } from '../../storage/sql.ts';
+import type { ClickHouseNode } from '../../ops/stack/clickhouse-cluster.ts';
+import { startCluster, type Cluster } from '../../ops/stack/cluster.ts';
+import type { ServiceProcess } from '../../ops/stack/service-process.ts';
+import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { DATABASE, startLiveCluster, type LiveCluster, type Reads } from '../support/live-cluster.ts';
+import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+import { makeClip } from '../support/clips.ts';
 import { pullersOf } from '../support/pullers.ts';
 
-let live: LiveCluster;
+const config = readConfig();
+const token = `cluster-${randomBytes(6).toString('hex')}`;
+const DATABASE = 'emotions_cluster';
+// The writer's ack wait: a row heard this long before a node loss may be in a batch whose
+// acknowledgement the loss cost, delivered and stored again.
+const ACK_WAIT_MS = 15_000;
+
+let dir: string;
+let cluster: Cluster;
+let rtmp: RtmpServer;
+const publishers: Publisher[] = [];
+let nc: NatsConnection;
+let jsm: JetStreamManager;
+let clickhouse: ClickHouseClient;
+/** Each on its own actor host, its rows on its own shard. */
+const sessions: { id: string; uri: string; host: ServiceProcess; shard: number }[] = [];
 /** The sessions whose host was killed: their rows may differ from their count by a heartbeat. */
 const takenOver = new Set<string>();
-/** When each node was killed, for telling where a gap in the rows lies. */
-const kills: { what: string; at: number }[] = [];
+/** When each node was killed and when what it served worked again: where a gap or a second stored twice may lie. */
+const kills: { what: string; at: number; recovered: number }[] = [];
+/** The ClickHouse node killed and started again: it merges again, so its copy may hide a duplicate. */
+let restartedReplica: ClickHouseNode | undefined;
+/** When each second of audio rows of each session was published, as heard live on the bus (twice if published twice). */
+const heard = new Map<string, Map<number, number[]>>();
+
+async function api(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(base + path, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function session(id: string): Promise<any> {
+  for (const gateway of cluster.gateways) {
+    const reply = await api(gateway.baseUrl, 'GET', `/v1/sessions/${id}`).catch(() => undefined);
+    if (reply?.status === 200) return reply.body;
+  }
+  return undefined;
+}
+
+interface Reads {
+  statuses: Set<number>;
+  /** By gateway: the longest time any one of its reads went without a 200. */
+  longestOutageMs: Map<string, number>;
+}
+
+/**
+ * Reads every session and its audio features through every gateway, four times a second, until
+ * stopped; tells which statuses it saw and, for each gateway, how long the longest run of
+ * non-200 answers to one read lasted.
+ */
+function watchReads(): { stop(): Promise<Reads> } {
+  const statuses = new Set<number>();
+  /** By read (a path through a gateway): since when it has answered no 200. */
+  const failing = new Map<string, { gateway: string; since: number }>();
+  const longestOutageMs = new Map(cluster.gateways.map((gateway) => [gateway.id, 0]));
+  const ended = (read: string, now: number) => {
+    const outage = failing.get(read);
+    if (outage) longestOutageMs.set(outage.gateway, Math.max(longestOutageMs.get(outage.gateway)!, now - outage.since));
+    failing.delete(read);
+  };
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      for (const gateway of cluster.gateways) {
+        for (const { id } of sessions) {
+          for (const path of [`/v1/sessions/${id}`, `/v1/sessions/${id}/audio/features?granularity=5`]) {
+            const read = `${gateway.id} ${path}`;
+            const status = await api(gateway.baseUrl, 'GET', path).then((reply) => reply.status, () => 0);
+            statuses.add(status);
+            const now = Date.now();
+            if (status === 200) ended(read, now);
+            else if (!failing.has(read)) failing.set(read, { gateway: gateway.id, since: now });
+          }
+        }
+      }
+      await sleep(250);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      for (const read of [...failing.keys()]) ended(read, Date.now());
+      return { statuses, longestOutageMs };
+    },
+  };
+}
+
+/** Runs `fault` while every gateway's reads are watched, then judges them; the watch ends however `fault` does. */
+async function whileReading(what: string, fault: () => Promise<void>): Promise<void> {
+  const watch = watchReads();
+  let reads: Reads;
+  try {
+    await fault();
+  } finally {
+    reads = await watch.stop();
+  }
+  assertReadsHeld(reads, what);
+}
 
 function assertReadsHeld(reads: Reads, what: string): void {
   const unexpected = [...reads.statuses].filter((status) => status !== 200 && status !== 503);
   assert.equal(unexpected, [], `${what}: reads answered only 200 or 503, saw ${[...reads.statuses]}`);
-  assert.ok(reads.longestOutageMs <= 15_000, `${what}: reads failed for ${reads.longestOutageMs} ms in a row`);
+  console.log(`  ${what}: longest run without a 200 ${[...reads.longestOutageMs].map(([gateway, ms]) => `${ms} ms through ${gateway}`).join(', ')}`);
+  for (const [gateway, ms] of reads.longestOutageMs) assert.ok(ms <= 15_000, `${what}: a read through ${gateway} failed for ${ms} ms in a row`);
+}
+
+/** Waits until every session has written a heartbeat after `since` while working. */
+async function analysedAgain(since: number, timeoutMs: number): Promise<void> {
+  await waitUntil('every session analysed again', async () => {
+    for (const { id } of sessions) {
+      const current = await session(id);
+      if (!(current?.meta.workerState === 'working' && Date.parse(current.meta.healthCheck) > since)) return false;
+    }
+    return true;
+  }, timeoutMs);
 }
 
 async function streamCurrent(name: string): Promise<boolean> {
-  const { jsm } = live;
   const info = await jsm.streams.info(name);
   const replicas = info.cluster?.replicas ?? [];
   return Boolean(info.cluster?.leader) && replicas.length === 2 && replicas.every((replica) => replica.current && !replica.offline);
@@ -40,7 +168,6 @@ async function streamCurrent(name: string): Promise<boolean> {
  * bus takes them with it).
  */
 async function settled(): Promise<void> {
-  const { cluster, sessions, heard, clickhouse } = live;
   const since = Date.now();
   await waitUntil('no host holding rows the bus has not acknowledged', async () => {
     for (const host of cluster.hosts) {
@@ -51,25 +178,122 @@ async function settled(): Promise<void> {
   }, 60_000);
   await waitUntil('rows stored up to what was heard live', async () => {
     for (const { id } of sessions) {
-      const newestHeard = Math.max(...heard.get(id)!);
+      const live = Math.max(...heard.get(id)!.keys());
       const [stored] = await queryRows<{ s: number }>(clickhouse, `SELECT max(second) AS s FROM audio_seconds WHERE session = '${id}'`);
-      if (Number(stored?.s ?? 0) < newestHeard - 1) return false;
+      if (Number(stored?.s ?? 0) < live - 1) return false;
     }
     return true;
   }, 60_000);
   console.log(`  settled: every row acknowledged and stored after ${Date.now() - since} ms`);
 }
 
+/** A query on one ClickHouse node alone, as on its local tables. */
+async function onNode<T>(node: ClickHouseNode, read: (direct: ClickHouseClient) => Promise<T>): Promise<T> {
+  const direct = connectClickHouse({ url: node.url, username: 'default', password: '' }, DATABASE);
+  try {
+    return await read(direct);
+  } finally {
+    await direct.close();
+  }
+}
+
+const count = async (on: ClickHouseClient, query: string) => Number((await queryRows<{ n: number }>(on, query))[0]?.n ?? 0);
+
+/** The shard a session's rows go to: the Distributed tables' key, cityHash64(session), over shards weighted alike. */
+async function shardOf(id: string): Promise<number> {
+  const shards = new Set(cluster.clickhouse.nodes.map((node) => node.shard)).size;
+  return 1 + (await count(clickhouse, sql`SELECT cityHash64(${id}) % ${shards} AS n`));
+}
+
+/**
+ * Creates a session for each stream, each owned by another actor host and stored on another
+ * shard, so that each node loss below hits one and spares the other. A queue group picks the
+ * host and the random id the shard: a session landing where one already is is stopped and
+ * created again (four creates on average; forty fail to place them once in 100,000 runs).
+ */
+async function placeSessions(streamUris: string[]): Promise<void> {
+  const kv = await new Kvm(jetstream(nc)).open(buckets.sessions);
+  let creates = 0;
+  while (sessions.length < streamUris.length) {
+    creates++;
+    assert.ok(creates <= 40, 'sessions placed within 40 creates');
+    const uri = streamUris[sessions.length]!;
+    const created = await api(cluster.gateways[0]!.baseUrl, 'POST', '/v1/sessions', { name: `placed-${creates}`, streamUri: uri });
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    const id: string = created.body._id;
+    const owner = (await kv.get(id))?.json<SessionRecord>().owner;
+    const host = cluster.hosts.find((candidate) => candidate.id === owner);
+    assert.ok(host, `session ${id} is owned by one of the hosts (${owner})`);
+    const shard = await shardOf(id);
+    if (sessions.some((placed) => placed.host === host || placed.shard === shard)) {
+      const stopped = await api(cluster.gateways[0]!.baseUrl, 'POST', `/v1/sessions/${id}/stop`);
+      assert.is(stopped.status, 200, JSON.stringify(stopped.body));
+      continue;
+    }
+    sessions.push({ id, uri, host: host!, shard });
+    const seconds = new Map<number, number[]>();
+    heard.set(id, seconds);
+    nc.subscribe(`emo.rows.${id}.audio`, {
+      callback: (_, msg) => {
+        const now = Date.now();
+        for (const { second } of msg.json<{ second: number }[]>()) seconds.set(second, [...(seconds.get(second) ?? []), now]);
+      },
+    });
+  }
+  console.log(`  sessions placed after ${creates} creates: ${sessions.map((s) => `${s.id} on ${s.host.id}, shard ${s.shard}`).join('; ')}`);
+}
+
 test.before(async () => {
-  live = await startLiveCluster('cluster');
+  dir = join(config.varDir, 'test', `cluster-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const tokensFile = join(dir, 'tokens.json');
+  writeFileSync(tokensFile, JSON.stringify([{ token, user: 'cluster-tester', product: 'tests' }]));
+  rtmp = await startRtmpServer({ dir: join(dir, 'rtmp'), rtmpPort: await freePort(), rtmpsPort: await freePort() });
+  const clip = await makeClip(
+    { width: 640, height: 360, seconds: 6, fps: 15, container: 'flv', video: { type: 'testsrc' }, audio: { type: 'tones', tones: [{ hz: 220, seconds: 3 }, { hz: 330, seconds: 3 }] } },
+    join(config.varDir, 'test', 'clips'),
+  );
+  for (const name of ['cluster-a', 'cluster-b']) {
+    publishers.push(publish(clip, rtmp.url(name)));
+    await waitForStream(rtmp.url(name));
+  }
+  cluster = await startCluster({
+    dir,
+    projectRoot: config.projectRoot,
+    env: {
+      ...process.env,
+      CLICKHOUSE_DATABASE: DATABASE,
+      AUTH_TOKENS_FILE: tokensFile,
+      ALLOW_PRIVATE_STREAM_HOSTS: 'true',
+      HEARTBEAT_SECONDS: '1',
+      TAKEOVER_SECONDS: '4',
+      LOG_LEVEL: 'info',
+      // Frames are not what is tested here: at one a second the hosts keep up on a busy machine,
+      // and a host behind takes no session over.
+      ANALYSIS_FPS: '1',
+    },
+  });
+  nc = await connect({ servers: cluster.nats.url.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  jsm = await jetstreamManager(nc);
+  clickhouse = connectClickHouse({ url: cluster.clickhouse.urls.join(','), username: 'default', password: '' }, DATABASE);
+  // Every copy of an audio row stays a row of the local tables, so one stored twice shows. The
+  // node killed below merges again once restarted: the others keep the evidence.
+  for (const node of cluster.clickhouse.nodes) {
+    await onNode(node, (direct) => direct.command({ query: `SYSTEM STOP MERGES ${DATABASE}.audio_seconds_local` }));
+  }
+  await placeSessions(['cluster-a', 'cluster-b'].map((name) => rtmp.url(name)));
+  await analysedAgain(0, 60_000);
 });
 
 test.after(async () => {
-  await live?.stop();
+  await clickhouse?.close();
+  await nc?.close();
+  await cluster?.stop();
+  await Promise.all(publishers.map((publisher) => publisher.stop()));
+  await rtmp?.stop();
 });
 
 test('the session list answers the same through either gateway', async () => {
-  const { cluster, sessions, api } = live;
   const [first, second] = await Promise.all(cluster.gateways.map((gateway) => api(gateway.baseUrl, 'GET', '/v1/sessions?state=active')));
   assert.is(first!.status, 200);
   assert.equal(first!.body.data.map((s: any) => s._id).sort(), sessions.map((s) => s.id).sort());
@@ -77,98 +301,93 @@ test('the session list answers the same through either gateway', async () => {
 });
 
 test('kill -9 of the NATS server leading the rows stream: analysis and reads go on; it rejoins', async () => {
-  const { cluster, jsm, watchReads, analysedAgain } = live;
   await settled();
   const leader = (await jsm.streams.info(streams.rows)).cluster?.leader;
   const node = cluster.nats.nodes.find((candidate) => candidate.name === leader);
   assert.ok(node, `the rows stream's leader ${leader} is one of ours`);
-  const reads = watchReads();
-  await node!.kill();
-  const killedAt = Date.now();
-  kills.push({ what: `NATS ${leader}`, at: killedAt });
-  await analysedAgain(killedAt, 15_000);
-  const failoverMs = Date.now() - killedAt;
-  assertReadsHeld(await reads.stop(), 'NATS server lost');
+  let failoverMs = 0;
+  await whileReading('NATS server lost', async () => {
+    await node!.kill();
+    const killedAt = Date.now();
+    await analysedAgain(killedAt, 15_000);
+    kills.push({ what: `NATS ${leader}`, at: killedAt, recovered: Date.now() });
+    failoverMs = Date.now() - killedAt;
+  });
   await node!.start();
   await waitUntil('the restarted NATS server to catch up', async () => (await streamCurrent(streams.rows)) && (await streamCurrent('KV_sessions')), 30_000);
   console.log(`  NATS server ${leader} killed: sessions analysed again after ${failoverMs} ms`);
 });
 
 test('kill -9 of the actor host owning a session: the other host analyses it again within 15 s', async () => {
-  const { cluster, sessions, session, watchReads, analysedAgain } = live;
   await settled();
-  const [target] = sessions;
-  const pids = new Map(cluster.hosts.map((host) => [host.current()!.pid, host]));
-  const owner = pids.get(pullersOf(target!.uri)[0]?.ppid ?? -1);
-  assert.ok(owner, 'one of the hosts pulls the stream');
-  const survivor = cluster.hosts.find((host) => host !== owner)!;
+  const [target, spared] = sessions;
+  const owner = target!.host;
+  const survivor = spared!.host;
+  assert.ok(pullersOf(target!.uri).some((puller) => puller.ppid === owner.current()!.pid), `${owner.id} pulls the stream of the session it owns`);
   const before = await session(target!.id);
-  const reads = watchReads();
-  const owned = sessions.filter(({ uri }) => pullersOf(uri).some((puller) => puller.ppid === owner!.current()!.pid));
-  await owner!.kill();
-  const killedAt = Date.now();
-  kills.push({ what: owner!.id, at: killedAt });
-  for (const { id } of owned) takenOver.add(id);
-  await waitUntil('takeover', async () => pullersOf(target!.uri).some((puller) => puller.ppid === survivor.current()!.pid), 15_000);
-  await analysedAgain(killedAt, 15_000 - (Date.now() - killedAt));
-  const failoverMs = Date.now() - killedAt;
-  assertReadsHeld(await reads.stop(), 'actor host lost');
+  let failoverMs = 0;
+  await whileReading('actor host lost', async () => {
+    await owner.kill();
+    const killedAt = Date.now();
+    takenOver.add(target!.id);
+    await waitUntil('takeover', async () => pullersOf(target!.uri).some((puller) => puller.ppid === survivor.current()!.pid), 15_000);
+    await analysedAgain(killedAt, 15_000 - (Date.now() - killedAt));
+    kills.push({ what: owner.id, at: killedAt, recovered: Date.now() });
+    failoverMs = Date.now() - killedAt;
+  });
   const after = await session(target!.id);
   assert.is(after.state, 'active');
   assert.is(after.timestamp, before.timestamp);
   assert.ok(after.meta.mediaSeconds >= before.meta.mediaSeconds, 'the count of media received goes on');
-  await owner!.start();
-  console.log(`  actor host ${owner!.id} killed: session analysed again by ${survivor.id} after ${failoverMs} ms`);
+  await owner.start();
+  console.log(`  actor host ${owner.id} killed: session analysed again by ${survivor.id} after ${failoverMs} ms`);
 });
 
-test('kill -9 of a ClickHouse replica holding a session\'s rows: rows and reads go on; it catches up', async () => {
-  const { cluster, sessions, clickhouse, watchReads } = live;
+test('kill -9 of the first replica of a session\'s shard: the storage services move past it, rows and reads go on; it catches up', async () => {
   await settled();
-  // A replica holding the first session's rows; if it is one a storage service talks to, that
-  // service moves to another node, else the Distributed tables send its shard's rows to its partner.
-  const holds = async (url: string) => {
-    const direct = connectClickHouse({ url, username: 'default', password: '' }, DATABASE);
-    try {
-      return Number((await queryRows<{ n: number }>(direct, `SELECT count() AS n FROM audio_seconds_local WHERE session = '${sessions[0]!.id}'`))[0]?.n) > 0;
-    } finally {
-      await direct.close();
-    }
-  };
-  let node = cluster.clickhouse.nodes[0]!;
-  for (const candidate of cluster.clickhouse.nodes) if (await holds(candidate.url)) node = candidate;
-  const newest = async () => Number((await queryRows<{ s: number }>(clickhouse, `SELECT max(second) AS s FROM audio_seconds`))[0]?.s ?? 0);
-  const reads = watchReads();
-  const before = await newest();
-  await node.kill();
-  const killedAt = Date.now();
-  kills.push({ what: node.name, at: killedAt });
-  await waitUntil('rows stored after the loss', async () => (await newest()) > before, 30_000);
-  const failoverMs = Date.now() - killedAt;
-  assertReadsHeld(await reads.stop(), 'ClickHouse replica lost');
-  await node.start();
+  const target = sessions[1]!;
+  // The replica every read of the session goes to, and every write (directly, or through
+  // another node's Distributed table); one storage service talks to it first.
+  const node = cluster.clickhouse.nodes.find((candidate) => candidate.shard === target.shard && candidate.replica === 1)!;
   const partner = cluster.clickhouse.nodes.find((candidate) => candidate.shard === node.shard && candidate !== node)!;
-  // Rows keep coming: compare the two replicas on the seconds stored before the restart.
-  const cutoff = await newest();
-  const localCount = async (url: string) => {
-    const direct = connectClickHouse({ url, username: 'default', password: '' }, DATABASE);
-    try {
-      return Number((await queryRows<{ n: number }>(direct, `SELECT count() AS n FROM audio_seconds_local WHERE second <= ${cutoff}`))[0]?.n);
-    } finally {
-      await direct.close();
-    }
-  };
+  const stored = (on: ClickHouseClient) => count(on, sql`SELECT max(second) AS n FROM audio_seconds_local WHERE session = ${target.id}`);
+  assert.ok((await onNode(node, stored)) > 0, `${node.name} holds the rows of session ${target.id}`);
+  const movedPast = () => cluster.storage.some((service) =>
+    readFileSync(join(dir, `${service.id}.log`), 'utf8').split('\n').some((line) => line.includes('moving to the next') && line.includes(`"from":"${node.url}"`)));
+  assert.not.ok(movedPast(), 'no storage service moved past it before');
+  let failoverMs = 0;
+  await whileReading('ClickHouse first replica lost', async () => {
+    const before = await onNode(partner, stored);
+    await node.kill();
+    const killedAt = Date.now();
+    restartedReplica = node;
+    await waitUntil('rows of the session stored after the loss', async () => (await onNode(partner, stored)) > before, 30_000);
+    kills.push({ what: node.name, at: killedAt, recovered: Date.now() });
+    failoverMs = Date.now() - killedAt;
+    await waitUntil('a storage service to move past it', async () => movedPast(), 15_000);
+  });
+  await node.start();
+  // Rows keep coming: compare the two replicas on the seconds stored before the restart, each
+  // key once (the restarted node merges, its partner does not).
+  const cutoff = await onNode(partner, stored);
+  const keys = (on: ClickHouseClient) => count(on, `SELECT uniqExact(session, second) AS n FROM audio_seconds_local WHERE second <= ${cutoff}`);
   const restartedAt = Date.now();
   await waitUntil('the restarted replica to catch up', async () => {
     await sleep(500);
-    const [mine, theirs] = await Promise.all([localCount(node.url), localCount(partner.url)]);
+    const [mine, theirs] = await Promise.all([onNode(node, keys), onNode(partner, keys)]);
     return mine === theirs && mine > 0;
   }, 60_000);
   const caughtUpMs = Date.now() - restartedAt;
-  console.log(`  ClickHouse ${node.name} killed: rows stored again within ${failoverMs} ms; caught up ${caughtUpMs} ms after its restart`);
+  console.log(`  ClickHouse ${node.name} killed: a storage service moved past it; rows stored again within ${failoverMs} ms; caught up ${caughtUpMs} ms after its restart`);
 });
 
-test('every second of media received has exactly one row: none lost, none counted twice', async () => {
-  const { cluster, sessions, heard, jsm, clickhouse, api, session } = live;
+/** Whether a row of this second may have been stored twice: it was published twice, or around a node loss. */
+function mayBeDoubled(times: number[] | undefined): boolean {
+  if (!times) return false;
+  return times.length > 1 || kills.some((kill) => times[0]! >= kill.at - ACK_WAIT_MS && times[0]! <= kill.recovered + ACK_WAIT_MS);
+}
+
+test('every second of media received has exactly one row: none lost, none stored twice but where it may be', async () => {
   for (const { id } of sessions) {
     const stopped = await api(cluster.gateways[1]!.baseUrl, 'POST', `/v1/sessions/${id}/stop`);
     assert.is(stopped.status, 200, JSON.stringify(stopped.body));
@@ -178,31 +397,50 @@ test('every second of media received has exactly one row: none lost, none counte
     const consumer = await jsm.consumers.info(streams.rows, consumers.writer);
     return consumer.num_pending === 0 && consumer.num_ack_pending === 0;
   }, 60_000);
-  for (const { id } of sessions) {
+  for (const { id, shard } of sessions) {
     const record = await session(id);
     const media = record.meta.mediaSeconds as number;
-    const heardLive = [...heard.get(id)!].sort((a, b) => a - b);
+    const times = heard.get(id)!;
+    const live = [...times.keys()].sort((a, b) => a - b);
     // The replica a read goes to may be the one killed, still fetching the newest parts from its
     // partner: read until every second heard live is there (what is still missing after 30 s
     // is reported below). Each figure comes from that one read, so from one replica.
     let seconds: number[] = [];
-    let notStored: number[] = heardLive;
+    let notStored: number[] = live;
     await waitUntil('every second heard live stored', async () => {
       seconds = (await queryRows<{ second: number }>(clickhouse, `SELECT second FROM audio_seconds FINAL WHERE session = '${id}' ORDER BY second`)).map(
         (row) => Number(row.second),
       );
-      notStored = heardLive.filter((second) => !seconds.includes(second));
+      notStored = live.filter((second) => !seconds.includes(second));
       return notStored.length === 0;
     }, 30_000).catch(() => {});
     const gapsAt = seconds.slice(1).flatMap((second, i) => (second - seconds[i]! > 1 ? [`${seconds[i]! + 1}-${second - 1}`] : []));
     const gaps = gapsAt.length;
     const start = Date.parse(record.timestamp);
     const killedAt = kills.map((kill) => `${kill.what} at ${((kill.at - start) / 1000).toFixed(1)} s`).join(', ');
-    console.log(`  heard live: ${heardLive.length} seconds, ${heardLive[0]}-${heardLive.at(-1)}; not stored: [${notStored.join(', ')}]`);
+    console.log(`  heard live: ${live.length} seconds, ${live[0]}-${live.at(-1)}; not stored: [${notStored.join(', ')}]`);
     console.log(`  session ${id}: ${media} s of media received, ${seconds.length} audio rows, gaps [${gapsAt.join(', ')}] (killed: ${killedAt})`);
     assert.equal(notStored, [], 'every second heard live is stored');
-    // FINAL merges duplicates within a shard only: a row written twice to two shards would show here.
-    assert.is(new Set(seconds).size, seconds.length, 'one row per second');
+    assert.is(new Set(seconds).size, seconds.length, 'read with FINAL, one row per second');
+    // Without FINAL, on each replica of its shard whose merges stayed stopped, once it has
+    // fetched every part: every copy of a row that was stored shows.
+    const kept = cluster.clickhouse.nodes.filter((node) => node.shard === shard && node !== restartedReplica);
+    const keys = (on: ClickHouseClient) => count(on, sql`SELECT uniqExact(second) AS n FROM audio_seconds_local WHERE session = ${id}`);
+    await waitUntil('every replica of its shard holding every second', async () =>
+      (await Promise.all(kept.map((node) => onNode(node, keys)))).every((n) => n === seconds.length), 30_000);
+    for (const node of kept) {
+      const copies = await onNode(node, (on) => queryRows<{ second: number; copies: number }>(on, sql`SELECT second, count() AS copies
+        FROM audio_seconds_local WHERE session = ${id} GROUP BY second HAVING copies > 1 ORDER BY second`));
+      const doubled = copies.map((row) => Number(row.second));
+      const rows = await onNode(node, (on) => count(on, sql`SELECT count() AS n FROM audio_seconds_local WHERE session = ${id}`));
+      const parts = await onNode(node, (on) => count(on, sql`SELECT count() AS n FROM system.parts WHERE database = ${DATABASE} AND table = 'audio_seconds_local' AND active`));
+      console.log(`  ${node.name}, without FINAL: ${rows} rows for ${seconds.length} seconds (${parts} parts); stored more than once: [${copies.map((row) => `${row.second} x${row.copies}`).join(', ')}]`);
+      assert.equal(doubled.filter((second) => !mayBeDoubled(times.get(second))), [], `on ${node.name}, no second stored twice but one published twice or around a node loss`);
+    }
+    // The shard is the session's: no copy of its rows went elsewhere.
+    for (const node of cluster.clickhouse.nodes.filter((node) => node.shard !== shard)) {
+      assert.is(await onNode(node, (on) => count(on, sql`SELECT count() AS n FROM audio_seconds_local WHERE session = ${id}`)), 0, `no row on ${node.name}`);
+    }
     if (takenOver.has(id)) {
       // One gap, while no host pulled the stream. Each pull may begin and end in the middle of a
       // second (a row each), and the dead host's rows since its last heartbeat (up to one
