@@ -172,6 +172,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     testLanes: read.wholeNumber('TEST_LANES', Math.max(2, availableParallelism() + 1), 1),
     // A test file running longer than this has hung: it is stopped and fails.
     testFileLimitSeconds: read.number('TEST_FILE_LIMIT_SECONDS', 600, 1),
+    // Cluster files side by side in the cluster stage, each on clusters of its own, beside the
+    // result checks on one more: most of their time is spent waiting out a fault.
+    testClusterLanes: read.wholeNumber('TEST_CLUSTER_LANES', 2, 1),
   } as const;
 }
 

@@ -1,7 +1,7 @@
 // The test suite. `npm test` runs test/unit and test/integration: unit files need no server;
 // integration files run in lanes side by side, each lane with its own NATS and its own
 // database on one ClickHouse, all on free loopback ports with their data in a fresh folder.
-// `npm run test:cluster` (`--cluster`) runs test/cluster (each file starts the cluster it
+// `npm run test:cluster` (`--cluster`) runs test/cluster in lanes (each file starts the cluster it
 // needs) beside the checks of stored results again on a cluster of its own (three NATS
 // servers, ClickHouse 2 shards x 2 replicas). Both end with what failed, the slowest files,
 // the time taken and the line "N passed, N failed". An argument limits the run to the test
@@ -120,7 +120,8 @@ try {
   if (clusterStage) {
     // The cluster files start their own clusters; the result checks run on one started here.
     const clusterFiles = testFiles.filter((file) => file.startsWith('cluster/'));
-    const runs = [runLanes(clusterFiles, [{ name: 'cluster files', env: {}, takes: ['servers'] }])];
+    const clusterLanes = Array.from({ length: config.testClusterLanes }, (_, i): Lane => ({ name: `cluster files ${i + 1}`, env: {}, takes: ['servers'] }));
+    const runs = [runLanes(clusterFiles, clusterLanes)];
     if (RESULT_CHECKS.length > 0) runs.push(onCluster(RESULT_CHECKS, stops));
     outcomes = (await Promise.all(runs)).flat();
   } else {

@@ -17,6 +17,11 @@ const MEDIA_HEAVY = [
  * missing here is only started later; nothing else depends on this list.
  */
 const LONG = [
+  'cluster/shard-loss.test.ts',
+  'cluster/zookeeper-loss.test.ts',
+  'cluster/node-loss.test.ts',
+  'cluster/clickhouse-cluster.test.ts',
+  'cluster/kv-leader-loss.test.ts',
   'integration/ingest-streams.test.ts',
   'integration/voice-clickhouse-outage.test.ts',
   'integration/malicious-peers.test.ts',

@@ -3,9 +3,9 @@
 import { readConfig } from '../../bus/config.ts';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { DenoisedTranscriber } from '../../actors/transcript/denoised-transcriber.ts';
-import { SpeechDenoiser } from '../../actors/transcript/denoiser.ts';
-import { SpeechToText } from '../../actors/transcript/moonshine.ts';
+import { DenoisedTranscriber } from '../../actors/speech/denoised-transcriber.ts';
+import { SpeechDenoiser } from '../../actors/speech/denoiser.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { makeNoise, mixAtSnr } from '../../ops/bench/lib/noise.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 import { wordErrorRate } from '../../ops/support/word-error-rate.ts';
