@@ -49,12 +49,26 @@ const STREAM = 'rtmp://127.0.0.1:9/live/bench';
 const dir = join(config.varDir, 'bench', `api-${process.pid}`);
 const profilesDir = join(dir, 'profiles');
 
-async function measure(name: string, url: string, headers: Record<string, string> = {}) {
+/** CPU seconds (user and system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime, fields 14 and 15 of stat, in ticks of 1/100 s.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Requests per second and latency of one target, and the CPU each service process spent per
+ * request during the measured run: unlike the rate, it holds when others load the machine.
+ */
+async function measure(name: string, url: string, headers: Record<string, string> = {}, processes: Record<string, number> = {}) {
   await autocannon({ url, connections: 10, duration: WARM_UP_SECONDS, headers });
+  const before = Object.entries(processes).map(([, pid]) => cpuSeconds(pid));
   const result = await autocannon({ url, connections, duration: seconds, headers });
+  const cpuPerRequest = Object.fromEntries(Object.entries(processes).map(([kind, pid], i) =>
+    [`${kind} us/req`, Math.round(((cpuSeconds(pid) - before[i]!) * 1e6) / result.requests.total)]));
   const failures = result.non2xx + result.errors + result.timeouts;
   if (failures) console.warn(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total, failures };
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total, failures, cpuPerRequest };
 }
 
 /**
@@ -106,11 +120,12 @@ try {
   const jwt = await new SignJWT({ product }).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setExpirationTime('1d')
     .sign(new TextEncoder().encode(JWT_SECRET));
   console.log(`${connections} connections, ${seconds} s each (after a ${WARM_UP_SECONDS} s warm-up)`);
+  const processes = { gateway: services.gateway.pid, host: services.hosts[0]!.pid, storage: services.storage.pid };
   const results = [
-    await measure('GET /v1/sessions/:id', `${services.baseUrl}/v1/sessions/${id}`, auth),
-    await measure('GET /v1/sessions/:id, JWT', `${services.baseUrl}/v1/sessions/${id}`, { Authorization: `Bearer ${jwt}` }),
-    await measure('GET /v1/sessions', `${services.baseUrl}/v1/sessions`, auth),
-    await measure('bare Koa route', bare.url),
+    await measure('GET /v1/sessions/:id', `${services.baseUrl}/v1/sessions/${id}`, auth, processes),
+    await measure('GET /v1/sessions/:id, JWT', `${services.baseUrl}/v1/sessions/${id}`, { Authorization: `Bearer ${jwt}` }, processes),
+    await measure('GET /v1/sessions', `${services.baseUrl}/v1/sessions`, auth, processes),
+    await measure('bare Koa route', bare.url, {}, { 'bare Koa': bare.service.pid }),
   ];
   const ceiling = results.at(-1)!.rps;
   console.table(results.map((r) => ({
@@ -121,6 +136,7 @@ try {
     'of bare Koa': `${((r.rps / ceiling) * 100).toFixed(0)} %`,
     requests: r.total,
     failures: r.failures,
+    ...r.cpuPerRequest,
   })));
 } finally {
   for (const service of started) await service.stop().catch((error: unknown) => console.error(error));
