@@ -61,7 +61,6 @@ function cpuSeconds(pid: number): number {
  * request during the measured run: unlike the rate, it holds when others load the machine.
  */
 async function measure(name: string, url: string, headers: Record<string, string> = {}, processes: Record<string, number> = {}) {
-  await autocannon({ url, connections: 10, duration: WARM_UP_SECONDS, headers });
   const before = Object.entries(processes).map(([, pid]) => cpuSeconds(pid));
   const result = await autocannon({ url, connections, duration: seconds, headers });
   const cpuPerRequest = Object.fromEntries(Object.entries(processes).map(([kind, pid], i) =>
@@ -119,14 +118,19 @@ try {
   const { user, product } = services.users.alice;
   const jwt = await new SignJWT({ product }).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setExpirationTime('1d')
     .sign(new TextEncoder().encode(JWT_SECRET));
-  console.log(`${connections} connections, ${seconds} s each (after a ${WARM_UP_SECONDS} s warm-up)`);
+  console.log(`${connections} connections, ${seconds} s each (after a ${WARM_UP_SECONDS} s warm-up of each)`);
   const processes = { gateway: services.gateway.pid, host: services.hosts[0]!.pid, storage: services.storage.pid };
-  const results = [
-    await measure('GET /v1/sessions/:id', `${services.baseUrl}/v1/sessions/${id}`, auth, processes),
-    await measure('GET /v1/sessions/:id, JWT', `${services.baseUrl}/v1/sessions/${id}`, { Authorization: `Bearer ${jwt}` }, processes),
-    await measure('GET /v1/sessions', `${services.baseUrl}/v1/sessions`, auth, processes),
-    await measure('bare Koa route', bare.url, {}, { 'bare Koa': bare.service.pid }),
+  const targets: [string, string, Record<string, string>, Record<string, number>][] = [
+    ['GET /v1/sessions/:id', `${services.baseUrl}/v1/sessions/${id}`, auth, processes],
+    ['GET /v1/sessions/:id, JWT', `${services.baseUrl}/v1/sessions/${id}`, { Authorization: `Bearer ${jwt}` }, processes],
+    ['GET /v1/sessions', `${services.baseUrl}/v1/sessions`, auth, processes],
+    ['bare Koa route', bare.url, {}, { 'bare Koa': bare.service.pid }],
   ];
+  // Every target warmed up before any is measured: the first one measured otherwise paid for
+  // the services' start (compiling, the host finishing the sessions just stopped).
+  for (const [, url, headers] of targets) await autocannon({ url, connections: 10, duration: WARM_UP_SECONDS, headers });
+  const results = [];
+  for (const target of targets) results.push(await measure(...target));
   const ceiling = results.at(-1)!.rps;
   console.table(results.map((r) => ({
     target: r.name,
