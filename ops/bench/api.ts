@@ -1,6 +1,7 @@
 // Throughput and latency of the REST gateway on this machine: GET one session (with a token of
 // the tokens file, and with a JWT) and GET the session list, each through the whole path
-// (gateway, bus, actor host, KV or ClickHouse), against a bare Koa route as the ceiling. Starts NATS, ClickHouse, one actor host and the
+// (gateway, bus, actor host, KV or ClickHouse), against a bare Koa route as the ceiling, and
+// the CPU each process spent per request. Starts NATS, ClickHouse, one actor host and the
 // gateway, and stops all of them.
 // Usage: node --import tsx ops/bench/api.ts [seconds] [connections] [--profile]
 // With --profile the gateway and the actor host write CPU profiles, summarised at the end.
