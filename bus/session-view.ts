@@ -6,9 +6,19 @@ import { parseStreamUri } from './stream-uri.ts';
 /** The record without anything secret (stream credentials) or internal (owner): safe to index. */
 export type PublicRecord = Omit<SessionRecord, 'streamUri' | 'owner'> & { streamName: string };
 
+// Records are never changed in place (a change is a new record), so each one's public form is
+// made once: parsing the stream URI was most of the cost of showing a session, and a list
+// shows the same records again and again.
+const publicForms = new WeakMap<SessionRecord, PublicRecord>();
+
 export function publicRecord(record: SessionRecord): PublicRecord {
-  const { streamUri, owner: _owner, ...rest } = record;
-  return { ...rest, streamName: parseStreamUri(streamUri).display };
+  let form = publicForms.get(record);
+  if (!form) {
+    const { streamUri, owner: _owner, ...rest } = record;
+    form = { ...rest, streamName: parseStreamUri(streamUri).display };
+    publicForms.set(record, form);
+  }
+  return form;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

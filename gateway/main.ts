@@ -27,7 +27,8 @@ const authenticator = new Authenticator({
   jwtIssuer: config.jwtIssuer,
 });
 const addresses = new ClientAddresses(config.trustedProxies);
-const nc = await connectBus(`gateway ${config.hostId}`, config.natsUrl, log);
+// Every bus error becomes an API error (bus/rpc.ts) whose stack nobody sees: no async traces.
+const nc = await connectBus(`gateway ${config.hostId}`, config.natsUrl, log, { asyncTraces: false });
 const send = busSender(nc, config.requestTimeoutMs, busRequestMetrics(registry));
 const authFailures = new RateLimit(config.authFailuresPerMinute, 60);
 const app = createApp({

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { jwtVerify } from 'jose';
 import type { Caller } from '../../bus/contracts/session.ts';
+import { VerifiedTokens } from './verified-tokens.ts';
 
 interface TokenEntry {
   token: string;
@@ -25,14 +26,22 @@ export interface AuthenticatorOptions {
   jwtSecret?: string;
   jwtAudience?: string;
   jwtIssuer?: string;
+  /** The clock tokens are checked against; the system's unless a test sets it. */
+  now?: () => number;
 }
+
+// About 10,000 clients' tokens of a few hundred bytes each: a few megabytes at most.
+const VERIFIED_TOKENS_KEPT = 10_000;
 
 export class Authenticator {
   private readonly tokens = new Map<string, Caller>();
   private readonly jwtKey?: Uint8Array;
   private readonly jwtClaims: { audience?: string; issuer?: string };
+  private readonly verified = new VerifiedTokens(VERIFIED_TOKENS_KEPT);
+  private readonly now: () => number;
 
   constructor(options: AuthenticatorOptions) {
+    this.now = options.now ?? Date.now;
     this.jwtClaims = {
       ...(options.jwtAudience ? { audience: options.jwtAudience } : {}),
       ...(options.jwtIssuer ? { issuer: options.jwtIssuer } : {}),
@@ -53,11 +62,21 @@ export class Authenticator {
     const known = this.tokens.get(token);
     if (known) return { caller: known };
     if (!this.jwtKey || token.split('.').length !== 3) return undefined;
+    const now = this.now();
+    const seen = this.verified.get(token, now);
+    if (seen) return { caller: seen.caller, expiresAt: seen.expiresAt };
     try {
-      const { payload } = await jwtVerify(token, this.jwtKey, { algorithms: ['HS256'], requiredClaims: ['exp'], ...this.jwtClaims });
+      const { payload } = await jwtVerify(token, this.jwtKey, {
+        algorithms: ['HS256'],
+        requiredClaims: ['exp'],
+        currentDate: new Date(now),
+        ...this.jwtClaims,
+      });
       if (typeof payload.sub !== 'string' || !payload.sub) return undefined;
       const product = typeof payload.product === 'string' && payload.product ? payload.product : 'default';
-      return { caller: { user: payload.sub, product }, expiresAt: (payload.exp as number) * 1000 };
+      const identity = { caller: { user: payload.sub, product }, expiresAt: (payload.exp as number) * 1000 };
+      this.verified.add(token, { ...identity, ...(payload.nbf !== undefined ? { notBefore: payload.nbf } : {}) });
+      return identity;
     } catch {
       return undefined;
     }

@@ -1,9 +1,11 @@
-// Throughput and latency of the REST gateway on this machine: GET one session and GET the
-// session list, each through the whole path (gateway, bus, actor host, KV or ClickHouse),
-// against a bare Koa route as the ceiling. Starts NATS, ClickHouse, one actor host and the
+// Throughput and latency of the REST gateway on this machine: GET one session (with a token of
+// the tokens file, and with a JWT) and GET the session list, each through the whole path
+// (gateway, bus, actor host, KV or ClickHouse), against a bare Koa route as the ceiling, and
+// the CPU each process spent per request. Starts NATS, ClickHouse, one actor host and the
 // gateway, and stops all of them.
 // Usage: node --import tsx ops/bench/api.ts [seconds] [connections] [--profile]
 // With --profile the gateway and the actor host write CPU profiles, summarised at the end.
+import { SignJWT } from 'jose';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -41,18 +43,32 @@ const args = process.argv.slice(2);
 const profile = args.includes('--profile');
 const [seconds = 20, connections = 100] = args.filter((a) => !a.startsWith('--')).map(Number);
 const WARM_UP_SECONDS = 3;
+const JWT_SECRET = 'bench-api-secret';
 // A closed local port: nothing to analyse.
 const STREAM = 'rtmp://127.0.0.1:9/live/bench';
 
 const dir = join(config.varDir, 'bench', `api-${process.pid}`);
 const profilesDir = join(dir, 'profiles');
 
-async function measure(name: string, url: string, headers: Record<string, string> = {}) {
-  await autocannon({ url, connections: 10, duration: WARM_UP_SECONDS, headers });
+/** CPU seconds (user and system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime, fields 14 and 15 of stat, in ticks of 1/100 s.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Requests per second and latency of one target, and the CPU each service process spent per
+ * request during the measured run: unlike the rate, it holds when others load the machine.
+ */
+async function measure(name: string, url: string, headers: Record<string, string> = {}, processes: Record<string, number> = {}) {
+  const before = Object.entries(processes).map(([, pid]) => cpuSeconds(pid));
   const result = await autocannon({ url, connections, duration: seconds, headers });
+  const cpuPerRequest = Object.fromEntries(Object.entries(processes).map(([kind, pid], i) =>
+    [`${kind} us/req`, Math.round(((cpuSeconds(pid) - before[i]!) * 1e6) / result.requests.total)]));
   const failures = result.non2xx + result.errors + result.timeouts;
   if (failures) console.warn(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total, failures };
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total, failures, cpuPerRequest };
 }
 
 /**
@@ -87,6 +103,7 @@ const stack = await startServiceStack({
   database: 'emotions_bench',
   env: {
     STREAM_UNREACHABLE_SECONDS: '3600',
+    AUTH_JWT_SECRET: JWT_SECRET,
     ...(profile ? { NODE_OPTIONS: `--import=${profilerPreload(profilesDir)}` } : {}),
   },
 });
@@ -99,13 +116,23 @@ try {
   started.unshift(bare.service);
 
   const auth = { Authorization: `Bearer ${services.users.alice.token}` };
-  console.log(`${connections} connections, ${seconds} s each (after a ${WARM_UP_SECONDS} s warm-up)`);
-  const results = [
-    await measure('GET /v1/sessions/:id', `${services.baseUrl}/v1/sessions/${id}`, auth),
-    await measure('GET /v1/sessions', `${services.baseUrl}/v1/sessions`, auth),
-    await measure('bare Koa route', bare.url),
+  const { user, product } = services.users.alice;
+  const jwt = await new SignJWT({ product }).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setExpirationTime('1d')
+    .sign(new TextEncoder().encode(JWT_SECRET));
+  console.log(`${connections} connections, ${seconds} s each (after a ${WARM_UP_SECONDS} s warm-up of each)`);
+  const processes = { gateway: services.gateway.pid, host: services.hosts[0]!.pid, storage: services.storage.pid };
+  const targets: [string, string, Record<string, string>, Record<string, number>][] = [
+    ['GET /v1/sessions/:id', `${services.baseUrl}/v1/sessions/${id}`, auth, processes],
+    ['GET /v1/sessions/:id, JWT', `${services.baseUrl}/v1/sessions/${id}`, { Authorization: `Bearer ${jwt}` }, processes],
+    ['GET /v1/sessions', `${services.baseUrl}/v1/sessions`, auth, processes],
+    ['bare Koa route', bare.url, {}, { 'bare Koa': bare.service.pid }],
   ];
-  const ceiling = results[2]!.rps;
+  // Every target warmed up before any is measured: the first one measured otherwise paid for
+  // the services' start (compiling, the host finishing the sessions just stopped).
+  for (const [, url, headers] of targets) await autocannon({ url, connections: 10, duration: WARM_UP_SECONDS, headers });
+  const results = [];
+  for (const target of targets) results.push(await measure(...target));
+  const ceiling = results.at(-1)!.rps;
   console.table(results.map((r) => ({
     target: r.name,
     'req/s': Math.round(r.rps),
@@ -114,6 +141,7 @@ try {
     'of bare Koa': `${((r.rps / ceiling) * 100).toFixed(0)} %`,
     requests: r.total,
     failures: r.failures,
+    ...r.cpuPerRequest,
   })));
 } finally {
   for (const service of started) await service.stop().catch((error: unknown) => console.error(error));

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { readConfig } from '../../bus/config.ts';
 import { Authenticator, bearerToken } from '../../gateway/auth/authenticator.ts';
+import { VerifiedTokens } from '../../gateway/auth/verified-tokens.ts';
 
 const config = readConfig();
 
@@ -120,6 +121,49 @@ test('both configured: both kinds of token work', async () => {
   const auth = new Authenticator({ tokensFile: tokensFile([{ token: 'tok', user: 'ivy', product: 'p' }]), jwtSecret: SECRET });
   assert.equal((await auth.authenticate('tok'))?.caller, { user: 'ivy', product: 'p' });
   assert.equal((await auth.authenticate(await jwt({ sub: 'jon', product: 'q' })))?.caller, { user: 'jon', product: 'q' });
+});
+
+test('a JWT verified once is refused from the second its exp has passed, as verification refuses it', async () => {
+  let now = Date.now();
+  const auth = new Authenticator({ jwtSecret: SECRET, now: () => now });
+  const exp = Math.floor(now / 1000) + 60;
+  const token = await jwt({ sub: 'nia' }, { expires: exp });
+  assert.equal((await auth.authenticate(token))?.caller, { user: 'nia', product: 'default' });
+  now = exp * 1000 - 1;
+  assert.equal((await auth.authenticate(token))?.caller, { user: 'nia', product: 'default' });
+  now = exp * 1000;
+  assert.is(await auth.authenticate(token), undefined);
+  assert.is(await new Authenticator({ jwtSecret: SECRET, now: () => now }).authenticate(token), undefined);
+});
+
+test('a kept JWT lets in only itself: another audience, a changed signature or another secret still fail', async () => {
+  const strict = new Authenticator({ jwtSecret: SECRET, jwtAudience: 'emotion-stream' });
+  const ours = await jwt({ sub: 'oli', aud: 'emotion-stream' });
+  const theirs = await jwt({ sub: 'oli', aud: 'other-service' });
+  assert.ok(await strict.authenticate(ours));
+  assert.is(await strict.authenticate(theirs), undefined);
+  const [header, payload, signature] = ours.split('.');
+  const flipped = `${signature!.slice(0, 10)}${signature![10] === 'A' ? 'B' : 'A'}${signature!.slice(11)}`;
+  assert.is(await strict.authenticate(`${header}.${payload}.${flipped}`), undefined);
+  // The same token after a restart with the audience no longer accepted.
+  assert.is(await new Authenticator({ jwtSecret: SECRET, jwtAudience: 'renamed' }).authenticate(ours), undefined);
+  assert.is(await new Authenticator({ jwtSecret: 'another-secret-of-at-least-32-bytes!' }).authenticate(ours), undefined);
+});
+
+test('verified tokens are kept up to their bound, the oldest dropped first', () => {
+  const kept = new VerifiedTokens(2);
+  const verified = { caller: { user: 'pat', product: 'p' }, expiresAt: Date.now() + 60_000 };
+  for (const token of ['a', 'b', 'c']) kept.add(token, verified);
+  assert.is(kept.size, 2);
+  assert.is(kept.get('a', Date.now()), undefined);
+  assert.equal(kept.get('c', Date.now()), verified);
+});
+
+test('a kept token with nbf is refused before it, as verification refuses it', () => {
+  const kept = new VerifiedTokens(2);
+  const nowMs = Date.now();
+  kept.add('t', { caller: { user: 'quin', product: 'p' }, expiresAt: nowMs + 60_000, notBefore: Math.floor(nowMs / 1000) + 5 });
+  assert.is(kept.get('t', nowMs), undefined);
 });
 
 test('bearerToken reads Authorization: Bearer <token> only', () => {
