@@ -56,8 +56,8 @@ export class SessionIndexFollower {
         }
       } catch (error) {
         this.log.warn({ err: error }, 'receiving session changes failed; retrying');
-        await sleep(500);
       }
+      if (this.running) await sleep(500);
     }
   }
 
