@@ -34,7 +34,8 @@ import { LeaseClock } from './session/lease-clock.ts';
 import { isStale, takeOver } from './session/lifecycle.ts';
 import { ABANDONED_MS, resumeDeletion } from './session/deletion.ts';
 import { UserQuotas } from './session/quotas.ts';
-import { SessionStore } from './session/store.ts';
+import { SessionRecords } from '../bus/session-records.ts';
+import { announceWorkerStates } from './session/worker-states.ts';
 import { SpeechToTextPool } from './speech/pool.ts';
 import { VoiceThread } from './voice/threaded.ts';
 
@@ -45,7 +46,7 @@ const LOAD_CHECK_MS = 1000;
 interface HostParts {
   id: string;
   nc: NatsConnection;
-  store: SessionStore;
+  records: SessionRecords;
   rows: RowPublisher;
   admission: AdmissionDeps;
   resources: WorkerResources & { speechToText: SpeechToTextPool };
@@ -76,7 +77,7 @@ export class ActorHost {
   private readonly leaseClock: LeaseClock;
 
   private constructor(private readonly parts: HostParts) {
-    this.leaseClock = new LeaseClock(() => parts.store.records.kv.status());
+    this.leaseClock = new LeaseClock(() => parts.records.writable());
   }
 
   /** Checks the models and the egress guard, loads the models, joins the bus, and starts serving. */
@@ -145,10 +146,10 @@ export class ActorHost {
     const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log);
     const js = jetstream(nc);
     const rows = new RowPublisher(js, log);
-    const store = await SessionStore.open(nc, js, rows, log, config.natsReplicas, metrics.bus);
+    const records = await SessionRecords.open(js, log, config.natsReplicas, announceWorkerStates(nc));
     const admission: AdmissionDeps = {
-      store,
-      quotas: await UserQuotas.open(js, store, config.userMaxActiveSessions, config.natsReplicas),
+      records,
+      quotas: await UserQuotas.open(js, records, config.userMaxActiveSessions, config.natsReplicas),
       keys: await IdempotencyKeys.open(js, config.idempotencyKeySeconds * 1000, config.natsReplicas),
       hostId,
       sessionMaxSeconds: config.sessionMaxSeconds,
@@ -156,15 +157,15 @@ export class ActorHost {
     };
     const cpu = new CpuUse(WINDOW_MS);
     const reservations = new Reservations(WINDOW_MS);
-    const host = new ActorHost({ id: hostId, nc, store, rows, admission, resources, config, log, metrics, load, cpu, reservations });
+    const host = new ActorHost({ id: hostId, nc, records, rows, admission, resources, config, log, metrics, load, cpu, reservations });
     await host.run();
     return host;
   }
 
   private async run(): Promise<void> {
     this.subscriptions.push(
-      ...serveSessions(this.parts.nc, this.parts.store, this.parts.log, this.parts.metrics.bus),
-      ...serveEvents(this.parts.nc, this.parts.store, this.parts.rows, this.parts.config.sessionMaxSources, this.parts.log, this.parts.metrics.bus),
+      ...serveSessions(this.parts.nc, this.parts.records, this.parts.log, this.parts.metrics.bus),
+      ...serveEvents(this.parts.nc, this.parts.records, this.parts.rows, this.parts.config.sessionMaxSources, this.parts.log, this.parts.metrics.bus),
     );
     this.parts.metrics.watch(
       () => [...this.actors.values()].map((actor) => actor.reportedWorkerState),
@@ -253,7 +254,7 @@ export class ActorHost {
     const actor = new SessionActor({
       record,
       hostId: this.parts.id,
-      store: this.parts.store,
+      records: this.parts.records,
       rows: this.parts.rows,
       resources: this.parts.resources,
       heartbeatMs: this.parts.config.heartbeatSeconds * 1000,
@@ -272,7 +273,7 @@ export class ActorHost {
   }
 
   private async watchSessions(): Promise<void> {
-    await this.parts.store.records.watch((record) => {
+    await this.parts.records.watch((record) => {
       if (record.state === 'active') this.active.set(record.id, record);
       else this.active.delete(record.id);
       if (record.deletingSince !== undefined) this.deleting.set(record.id, record.deletingSince);
@@ -300,7 +301,7 @@ export class ActorHost {
     for (const record of this.active.values()) {
       if (this.stopping || this.behind || this.actors.size >= this.parts.config.hostCapacity) return;
       if (this.actors.has(record.id) || !isStale(record, takeoverMs)) continue;
-      const claimed = await takeOver(this.parts.store, record.id, this.parts.id, takeoverMs);
+      const claimed = await takeOver(this.parts.records, record.id, this.parts.id, takeoverMs);
       if (!claimed) continue;
       this.parts.log.info({ session: record.id, previousOwner: record.owner }, 'took over a session whose host stopped');
       this.startActor(claimed, this.parts.reservations.reserve());
@@ -313,7 +314,7 @@ export class ActorHost {
       if (Date.now() - since < ABANDONED_MS) continue;
       // Taking it again writes a new deletingSince, which the watch brings back here.
       this.deleting.delete(id);
-      await resumeDeletion(this.parts.nc, this.parts.store, id, this.parts.log);
+      await resumeDeletion(this.parts.nc, this.parts.records, id, this.parts.log, this.parts.metrics.bus);
     }
   }
 
@@ -328,7 +329,7 @@ export class ActorHost {
       actor.send({ type: 'leave' });
       return actor.settled();
     }));
-    this.parts.store.records.close();
+    this.parts.records.close();
     await this.parts.nc.drain();
     await this.parts.resources.speechToText.close();
     await this.parts.resources.voice.close();

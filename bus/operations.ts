@@ -3,7 +3,6 @@
 // the service that answers it. The sender sends with it, the responder validates what it
 // receives with it, and replies are checked against it before they leave the responder.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { SessionIndexRow } from './contracts/rows.ts';
 import {
   CreateSessionRequest,
   ListSessionsRequest,
@@ -78,8 +77,6 @@ export const operations = {
   'sources.register': api('actors', 'sources.register', RegisterSourceRequest, SensorSource),
   'events.add': api('actors', 'events.add', AddEventsRequest, AddEventsReply),
   'events.list': api('storage', 'events.list', ListEventsRequest, EventPage),
-  // Actor hosts to storage: a session's entry in the list index changed.
-  'sessions.index': api('storage', 'sessions.index', SessionIndexRow, Type.Null()),
   // Actor hosts to storage: remove a finished session's rows from ClickHouse, before its record goes.
   'sessions.purge': api('storage', 'sessions.purge', SessionRef, Type.Null()),
 } satisfies Record<string, Definition>;

@@ -1,10 +1,12 @@
-// Reading session records from the JetStream KV bucket, where the truth about every session
-// lives. Any process may read: the hosts that own sessions, and the storage service that
-// answers result reads. Changes are compare-and-set writes, made only by actor hosts
-// (actors/session/store.ts), which feed what they wrote back into this cache.
+// The session records in the JetStream KV bucket, where the truth about every session lives:
+// the one place that reads and changes them. Any process reads: the hosts that own sessions,
+// and the storage services that answer result reads and keep the session index. Only actor
+// hosts change them, each change a compare-and-set on the key's revision: two hosts can never
+// both believe they own a session, and a change made on stale data fails and is retried on
+// fresh data.
 //
-// Reads for the API come from a bounded cache kept current by a watch on the bucket; `fresh`
-// reads go to the bucket.
+// Reads for the API come from a bounded cache kept current by a watch on the bucket (and by
+// what this process writes); `fresh` reads go to the bucket.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -19,6 +21,12 @@ export interface Versioned {
   record: SessionRecord;
   revision: number;
 }
+
+/** Returned by a change function to leave the record as it is. */
+export const UNCHANGED = Symbol('unchanged');
+
+/** Told each change this process wrote, once the bucket has it: `before` is undefined for a create. */
+export type Written = (before: SessionRecord | undefined, after: SessionRecord) => void;
 
 /** Told every entry of the watch, in the bucket's order, with the entry's revision. */
 export interface WatchFollower {
@@ -41,14 +49,70 @@ export class SessionRecords {
   private closed = false;
 
   private constructor(
-    readonly kv: KV,
+    private readonly kv: KV,
     private readonly log: Logger,
+    private readonly written: Written,
   ) {}
 
   /** `replicas`: how many NATS servers keep the bucket. */
-  static async open(js: JetStreamClient, log: Logger, replicas: number): Promise<SessionRecords> {
+  static async open(js: JetStreamClient, log: Logger, replicas: number, written: Written = () => {}): Promise<SessionRecords> {
     const kv = await openBucket(js, buckets.sessions, { replicas });
-    return new SessionRecords(kv, log);
+    return new SessionRecords(kv, log, written);
+  }
+
+  /** Writes a new session's record; fails if the id is taken. */
+  async create(record: SessionRecord): Promise<Versioned> {
+    const revision = await this.kv.create(record.id, JSON.stringify(record));
+    this.written(undefined, record);
+    return this.remember({ record, revision });
+  }
+
+  /**
+   * Applies `change` to the latest record and writes it if nobody wrote in between; on a
+   * conflict, reads again and reapplies. `change` may return UNCHANGED to write nothing.
+   * Undefined when there is no such session.
+   */
+  async update(
+    id: string,
+    change: (record: SessionRecord) => SessionRecord | typeof UNCHANGED,
+    attempts = 10,
+  ): Promise<Versioned | undefined> {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const current = await this.fresh(id);
+      if (!current) return undefined;
+      const next = change(structuredClone(current.record));
+      if (next === UNCHANGED) return current;
+      let revision: number;
+      try {
+        revision = await this.kv.update(id, JSON.stringify(next), current.revision);
+      } catch (error) {
+        if (isConflict(error)) continue;
+        throw error;
+      }
+      this.written(current.record, next);
+      return this.remember({ record: next, revision });
+    }
+    throw new Error(`session ${id}: too many concurrent changes`);
+  }
+
+  /**
+   * Deletes the record if it is still at `revision`: false when someone changed it since, so
+   * the caller checks it again. Once deleted, every compare-and-set on it fails.
+   */
+  async remove(id: string, revision: number): Promise<boolean> {
+    try {
+      await this.kv.delete(id, { previousSeq: revision });
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+    this.forget(id);
+    return true;
+  }
+
+  /** Resolves while the bucket can take writes (its stream has a leader); fails otherwise. */
+  async writable(): Promise<void> {
+    await this.kv.status();
   }
 
   /** The latest record, read from the bucket. */
@@ -140,7 +204,7 @@ export class SessionRecords {
   }
 
   /** Drops a deleted session from the cache at once, rather than when the watch reports it. */
-  forget(id: string): void {
+  private forget(id: string): void {
     this.recent.delete(id);
   }
 
@@ -150,7 +214,7 @@ export class SessionRecords {
   }
 
   /** Keeps the newest revision of a record; an older one arriving late is ignored. */
-  remember(seen: Versioned): Versioned {
+  private remember(seen: Versioned): Versioned {
     const known = this.recent.get(seen.record.id);
     if (known && known.revision > seen.revision) return known;
     this.recent.delete(seen.record.id);
@@ -158,4 +222,10 @@ export class SessionRecords {
     if (this.recent.size > CACHED_RECORDS) this.recent.delete(this.recent.keys().next().value as string);
     return seen;
   }
+}
+
+/** Whether a compare-and-set failed because the key changed (or, for a create, exists). */
+export function isConflict(error: unknown): boolean {
+  const text = error instanceof Error ? `${error.message} ${String((error as { code?: unknown }).code ?? '')}` : '';
+  return /wrong last sequence|10071|key exists/i.test(text);
 }

@@ -1,5 +1,4 @@
 // From the session record the hosts keep to the session object clients see (spec 2.1).
-import type { SessionIndexRow } from './contracts/rows.ts';
 import { SESSION_SCHEMA_VERSION, type Session, type SessionRecord } from './contracts/session.ts';
 import { parseStreamUri } from './stream-uri.ts';
 
@@ -55,36 +54,4 @@ export function presentSession(record: PublicRecord, now: number = Date.now()): 
 /** Seconds from the session's start to its end, or to now while it is active. */
 export function elapsedSeconds(record: SessionRecord, now: number = Date.now()): number {
   return Math.max(0, ((record.finishedAt ?? now) - record.createdAt) / 1000);
-}
-
-/** The record's entry in the session index (storage's `sessions` table). */
-export function indexRow(record: SessionRecord, revision: number): SessionIndexRow {
-  return {
-    id: record.id,
-    user: record.user,
-    product: record.product,
-    name: record.name,
-    type: record.type,
-    state: record.state,
-    created_ms: record.createdAt,
-    created: Math.floor(record.createdAt / 1000),
-    revision,
-    doc: JSON.stringify(publicRecord(record)),
-  };
-}
-
-/**
- * Whether a change shows in a session list's filters or order, or in what the list shows that
- * the KV cache could not tell: heartbeats (healthCheck, mediaSeconds) do not; the media count
- * the owner adds to a finished session does: it is final, and so should the list's copy be.
- */
-export function changesListing(before: SessionRecord, after: SessionRecord): boolean {
-  return (
-    before.name !== after.name ||
-    before.state !== after.state ||
-    before.workerState !== after.workerState ||
-    before.stopReason !== after.stopReason ||
-    before.sensors.length !== after.sensors.length ||
-    (after.state !== 'active' && before.mediaSeconds !== after.mediaSeconds)
-  );
 }

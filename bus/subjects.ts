@@ -21,10 +21,10 @@ export const subjects = {
   workerStateAll: `${root}.live.*.worker_state`,
 } as const;
 
-export const ROW_KINDS = ['audio', 'face', 'video', 'speech', 'event', 'session'] as const;
+export const ROW_KINDS = ['audio', 'face', 'video', 'speech', 'event'] as const;
 export type RowKind = (typeof ROW_KINDS)[number];
 
 export const queues = { hosts: 'hosts', api: 'api' } as const;
 export const streams = { rows: 'ROWS', deadRows: 'DEAD_ROWS' } as const;
-export const consumers = { writer: 'storage-writer' } as const;
+export const consumers = { writer: 'storage-writer', sessionIndex: 'session-index' } as const;
 export const buckets = { sessions: 'sessions', quotas: 'quotas', idempotency: 'idempotency' } as const;

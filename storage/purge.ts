@@ -34,7 +34,7 @@ const POLL_MS = 100;
 /** Each table with rows of the session, and the condition that picks them. */
 function sessionRows(record: Pick<SessionRecord, 'id' | 'createdAt'>): { table: string; where: string }[] {
   const byDay = sql`day = ${sessionDay(record.id)} AND session = ${record.id}`;
-  const results = ROW_KINDS.filter((kind) => kind !== 'session').map(tableOf);
+  const results = ROW_KINDS.map(tableOf);
   return [
     ...[...results, 'event_spans'].map((table) => ({ table, where: byDay })),
     // The index: every revision shares the creation second, `created`, its partition key.

@@ -6,7 +6,6 @@ import {
   AudioSecond,
   CustomEvent,
   FaceSecond,
-  SessionIndexRow,
   SpeechSegment,
   VideoSecond,
 } from '../bus/contracts/rows.ts';
@@ -19,7 +18,6 @@ const CONTRACTS: Record<RowKind, TSchema> = {
   video: VideoSecond,
   speech: SpeechSegment,
   event: CustomEvent,
-  session: SessionIndexRow,
 };
 
 export const isRowKind = (kind: string): kind is RowKind => (ROW_KINDS as readonly string[]).includes(kind);

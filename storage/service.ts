@@ -1,28 +1,29 @@
 // The storage service: owns ClickHouse. It brings the schema up to date, drains the ROWS
-// stream into the tables (the writer), and answers every read of stored results over the bus,
+// stream into the tables (the writer), keeps the session index following the sessions bucket,
+// and answers every read of stored results over the bus,
 // so that a query never waits behind inference on an actor host; it also removes the rows of
 // a session being deleted. Run as many as you like:
-// they share the writer's durable consumer and the `api` queue group.
+// they share the writer's and the index's durable consumers and the `api` queue group.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../bus/log.ts';
 import { SessionRecords } from '../bus/session-records.ts';
 import { serveEventList } from './api/events.ts';
-import { serveSessionIndex } from './api/index.ts';
 import { serveSessionPurge } from './api/purge.ts';
 import { serveResults } from './api/results.ts';
 import { serveSessionList } from './api/sessions.ts';
 import { connectClickHouse, type ClickHouseServer } from './clickhouse.ts';
-import { BucketHead } from './bucket-head.ts';
 import { ClusterNodes } from './cluster-nodes.ts';
 import { ensureDeadLetterStream } from './dead-letter.ts';
 import type { StorageMetrics } from './metrics.ts';
+import { IndexProgress } from './index-progress.ts';
 import { migrate } from './migrations.ts';
 import { NewestSessions } from './newest-sessions.ts';
 import { Schema } from './schema.ts';
 import { SessionLists } from './session-lists.ts';
 import { ensureRowsStream } from './rows-stream.ts';
+import { SessionIndexFollower } from './session-index-follower.ts';
 import { StorageWriter, type WriterOptions } from './writer.ts';
 
 export interface StorageOptions {
@@ -51,6 +52,7 @@ export class StorageService {
     private readonly clickhouse: ClickHouseClient,
     private readonly records: SessionRecords,
     private readonly writer: StorageWriter | undefined,
+    private readonly index: SessionIndexFollower | undefined,
     private readonly cluster: ClusterNodes | undefined,
   ) {}
 
@@ -79,15 +81,17 @@ export class StorageService {
     });
     await writer?.start();
     if (writer) options.metrics?.watchWriter(writer, jsm, log);
+    // The session index is kept by the services that write.
+    const index = writer && await SessionIndexFollower.start(js, jsm, clickhouse, log.child({ component: 'session-index' }));
+    const progress = new IndexProgress(jsm);
     const observe = options.metrics?.bus;
-    const lists = new SessionLists(newest, records, new BucketHead(jsm), clickhouse, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
-    const service = new StorageService(nc, clickhouse, records, writer, cluster);
+    const lists = new SessionLists(newest, records, progress, clickhouse, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
+    const service = new StorageService(nc, clickhouse, records, writer, index, cluster);
     service.subscriptions.push(
       ...serveResults(nc, records, clickhouse, log, observe),
       serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, clickhouse, log, observe),
-      serveSessionIndex(nc, clickhouse, log, observe),
-      serveSessionPurge(nc, records, clickhouse, jsm, new Schema(options.database, cluster?.name), cluster, log, observe, options.metrics?.purgeMutations),
+      serveSessionPurge(nc, records, clickhouse, jsm, progress, new Schema(options.database, cluster?.name), cluster, log, observe, options.metrics?.purgeMutations),
     );
     log.info({ writer: options.writer }, 'storage service ready');
     return service;
@@ -96,6 +100,7 @@ export class StorageService {
   async stop(): Promise<void> {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     await this.writer?.stop();
+    await this.index?.stop();
     this.records.close();
     await this.nc.drain();
     await this.clickhouse.close();

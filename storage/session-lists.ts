@@ -1,10 +1,12 @@
 // Who answers a session list: the newest sessions in memory when they are as new as the bucket
-// and hold the page, ClickHouse otherwise. The one place that decides.
+// and hold the page, ClickHouse otherwise, once the index is as new as the bucket. The one place
+// that decides.
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../bus/log.ts';
 import type { SessionRecords } from '../bus/session-records.ts';
 import type { PublicRecord } from '../bus/session-view.ts';
-import type { BucketHead } from './bucket-head.ts';
+import { unavailable } from '../bus/errors.ts';
+import type { IndexProgress } from './index-progress.ts';
 import type { SessionListMetrics } from './metrics.ts';
 import type { NewestSessions } from './newest-sessions.ts';
 import { readsUntil } from './read-deadline.ts';
@@ -13,6 +15,8 @@ import { listSessions, type SessionListFilter } from './sessions-index.ts';
 // More active sessions than this (a user has USER_MAX_ACTIVE_SESSIONS at most, unless sessions
 // are left active with no host) and lists of active ones are ClickHouse's.
 const ACTIVE_SEED = 1000;
+// What a ClickHouse read of a page is left at least, after waiting for the index.
+const READ_MS = 1000;
 
 export class SessionLists {
   /** Users whose newest sessions are being read from the sessions table into memory. */
@@ -21,7 +25,7 @@ export class SessionLists {
   constructor(
     private readonly memory: NewestSessions,
     private readonly records: SessionRecords,
-    private readonly head: BucketHead,
+    private readonly progress: IndexProgress,
     private readonly clickhouse: ClickHouseClient,
     private readonly perUser: number,
     private readonly log: Logger,
@@ -31,14 +35,18 @@ export class SessionLists {
   /** The page `filter` asks for; ClickHouse's queries for it end by `deadline` (ms since the epoch). */
   async page(filter: SessionListFilter, deadline: number): Promise<{ records: PublicRecord[]; hasMore: boolean }> {
     // A change the caller made before asking (a create, rename or stop through any host) is
-    // in memory once the revision the bucket had then is.
-    const latest = await this.head.latest();
+    // in memory, or in the index, once the revision the bucket had then is.
+    const latest = await this.progress.latest();
     const behind = Math.max(0, latest - this.memory.revision);
     this.metrics?.behind.set(behind);
     const remembered = behind === 0 ? this.memory.page(filter) : undefined;
     this.metrics?.pages.inc({ source: remembered ? 'memory' : 'clickhouse' });
     if (behind === 0 && !this.memory.seeded(filter.user)) this.seed(filter.user, filter.activeSinceMs);
-    return remembered ?? listSessions(readsUntil(this.clickhouse, deadline), filter);
+    if (remembered) return remembered;
+    if (!(await this.progress.caughtUp(deadline - READ_MS))) {
+      throw unavailable('the session index is catching up with recent changes; retry shortly');
+    }
+    return listSessions(readsUntil(this.clickhouse, deadline), filter);
   }
 
   /**

@@ -1,16 +1,47 @@
 // The sessions table: a copy of each session record as of its last change that a list shows
 // (create, rename, state, worker state, sources), from which session lists are served (the KV
-// answers for one session; this answers for millions).
+// answers for one session; this answers for millions). Kept by storage/session-index-follower.ts.
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { SessionIndexRow } from '../bus/contracts/rows.ts';
-import type { ListSessionsQuery } from '../bus/contracts/session.ts';
-import type { PublicRecord } from '../bus/session-view.ts';
+import type { ListSessionsQuery, SessionRecord } from '../bus/contracts/session.ts';
+import { publicRecord, type PublicRecord } from '../bus/session-view.ts';
 import { queryRows } from './clickhouse.ts';
 import { sql } from './sql.ts';
 import { densityOf, pageFromEnd, type Span, type Window } from './windows.ts';
 
-export async function indexSession(client: ClickHouseClient, row: SessionIndexRow): Promise<void> {
-  await client.insert({ table: 'sessions', values: [row], format: 'JSONEachRow' });
+/** A session's row: one per revision of its record that changed something a list shows. */
+export interface SessionIndexRow {
+  id: string;
+  user: string;
+  product: string;
+  name: string;
+  type: string;
+  state: string;
+  created_ms: number;
+  /** Seconds: the partition key. */
+  created: number;
+  /** The record's KV revision: the latest wins, and a row stored twice collapses. */
+  revision: number;
+  /** The public record as JSON: what the list returns. */
+  doc: string;
+}
+
+export function indexRow(record: SessionRecord, revision: number): SessionIndexRow {
+  return {
+    id: record.id,
+    user: record.user,
+    product: record.product,
+    name: record.name,
+    type: record.type,
+    state: record.state,
+    created_ms: record.createdAt,
+    created: Math.floor(record.createdAt / 1000),
+    revision,
+    doc: JSON.stringify(publicRecord(record)),
+  };
+}
+
+export async function indexSessions(client: ClickHouseClient, rows: SessionIndexRow[]): Promise<void> {
+  await client.insert({ table: 'sessions', values: rows, format: 'JSONEachRow' });
 }
 
 export interface SessionListFilter extends Omit<ListSessionsQuery, 'from' | 'to'> {

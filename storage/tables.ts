@@ -2,7 +2,6 @@
 import { EMOTION_KEYS, type AudioSecond, type CustomEvent, type FaceSecond, type SpeechSegment, type VideoSecond } from '../bus/contracts/rows.ts';
 import { sessionDay } from '../bus/ids.ts';
 import type { RowKind } from '../bus/subjects.ts';
-import type { SessionIndexRow } from '../bus/contracts/rows.ts';
 import { countWords } from '../bus/words.ts';
 
 export type Columns = Record<string, string | number | null>;
@@ -71,10 +70,6 @@ const toColumns: { [K in RowKind]: { table: string; columns(row: never): Columns
       value: typeof row.data === 'number' ? row.data : null,
       day: sessionDay(row.session),
     }),
-  },
-  session: {
-    table: 'sessions',
-    columns: (row: SessionIndexRow) => ({ ...row }),
   },
 };
 

@@ -10,11 +10,11 @@ import type { Logger } from '../../bus/log.ts';
 import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import { queues } from '../../bus/subjects.ts';
 import type { RowPublisher } from '../rows.ts';
-import { UNCHANGED, type SessionStore } from '../session/store.ts';
+import { UNCHANGED, type SessionRecords } from '../../bus/session-records.ts';
 
 export function serveEvents(
   nc: NatsConnection,
-  store: SessionStore,
+  records: SessionRecords,
   rows: RowPublisher,
   maxSources: number,
   log: Logger,
@@ -23,7 +23,7 @@ export function serveEvents(
   const options = { queue: queues.api, log, observe };
   return [
     serve(nc, 'sources.register', async ({ caller, session, body }): Promise<SensorSource> => {
-      const { record } = await store.records.owned(caller, session);
+      const { record } = await records.owned(caller, session);
       requireActive(record.state);
       const source: SensorSource = {
         id: newId(),
@@ -34,7 +34,7 @@ export function serveEvents(
       };
       let duplicate = false;
       let full = false;
-      const updated = await store.update(session, (current) => {
+      const updated = await records.update(session, (current) => {
         if (current.state !== 'active') return UNCHANGED;
         duplicate = current.sensors.some((s) => s.name === body.name);
         full = current.sensors.length >= maxSources;
@@ -51,9 +51,9 @@ export function serveEvents(
     }, options),
 
     serve(nc, 'events.add', async ({ caller, session, source: sourceId, events }): Promise<PublicEvent[]> => {
-      let { record } = await store.records.owned(caller, session);
+      let { record } = await records.owned(caller, session);
       // A source registered through another host a moment ago may not be in this host's cache yet.
-      if (!record.sensors.some((s) => s.id === sourceId)) ({ record } = await store.records.owned(caller, session, true));
+      if (!record.sensors.some((s) => s.id === sourceId)) ({ record } = await records.owned(caller, session, true));
       const source = record.sensors.find((s) => s.id === sourceId);
       if (!source) throw notFound('source');
       requireActive(record.state);

@@ -8,19 +8,19 @@ import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { deleteSession } from '../session/deletion.ts';
 import { finish } from '../session/lifecycle.ts';
-import type { SessionStore } from '../session/store.ts';
+import type { SessionRecords } from '../../bus/session-records.ts';
 
-export function serveSessions(nc: NatsConnection, store: SessionStore, log: Logger, observe?: RequestObserver) {
+export function serveSessions(nc: NatsConnection, records: SessionRecords, log: Logger, observe?: RequestObserver) {
   const options = { queue: queues.api, log, observe };
   return [
     serve(nc, 'sessions.get', async ({ caller, session }): Promise<Session> => {
-      const { record } = await store.records.owned(caller, session);
+      const { record } = await records.owned(caller, session);
       return presentSession(publicRecord(record));
     }, options),
 
     serve(nc, 'sessions.update', async ({ caller, session, body }): Promise<Session> => {
-      await store.records.owned(caller, session);
-      const updated = await store.update(session, (record) => {
+      await records.owned(caller, session);
+      const updated = await records.update(session, (record) => {
         if (record.deletingSince !== undefined) throw beingDeleted();
         return { ...record, name: body.name };
       });
@@ -29,16 +29,16 @@ export function serveSessions(nc: NatsConnection, store: SessionStore, log: Logg
     }, options),
 
     serve(nc, 'sessions.stop', async ({ caller, session }): Promise<Session> => {
-      const { record } = await store.records.owned(caller, session);
+      const { record } = await records.owned(caller, session);
       if (record.state !== 'active') throw notActive(record.state);
-      const stopped = await finish(store, session, 'client');
+      const stopped = await finish(records, session, 'client');
       if (!stopped) throw notFound();
       if (stopped.record.stopReason !== 'client') throw notActive(stopped.record.state);
       return presentSession(publicRecord(stopped.record));
     }, options),
 
     serve(nc, 'sessions.delete', async ({ caller, session }, { deadline }): Promise<null> => {
-      await deleteSession(nc, store, caller, session, deadline);
+      await deleteSession(nc, records, caller, session, deadline, observe);
       return null;
     }, options),
   ];

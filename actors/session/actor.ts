@@ -9,7 +9,7 @@ import { Actor } from '../actor.ts';
 import type { RowPublisher } from '../rows.ts';
 import { Supervisor, DEFAULT_SUPERVISION, type Child, type SupervisorOptions } from '../supervisor.ts';
 import { finishWithRetries } from './lifecycle.ts';
-import { UNCHANGED, type SessionStore } from './store.ts';
+import { UNCHANGED, type SessionRecords } from '../../bus/session-records.ts';
 import { StreamWorker, type WorkerResources } from './worker.ts';
 
 type Message =
@@ -22,7 +22,7 @@ type Message =
 export interface SessionActorOptions {
   record: SessionRecord;
   hostId: string;
-  store: SessionStore;
+  records: SessionRecords;
   rows: RowPublisher;
   /** What the session's stream worker needs from the host. */
   resources: WorkerResources;
@@ -105,7 +105,7 @@ export class SessionActor extends Actor<Message> {
         return;
       case 'worker-ended':
         this.log.info({ reason: message.reason, detail: message.detail }, 'session ends');
-        await finishWithRetries(this.options.store, this.id, message.reason, message.detail, this.options.hostId, this.log);
+        await finishWithRetries(this.options.records, this.id, message.reason, message.detail, this.options.hostId, this.log);
         return this.leave();
       case 'leave':
         return this.leave();
@@ -121,7 +121,7 @@ export class SessionActor extends Actor<Message> {
     );
     if (written && now >= written.expiresAt) {
       const detail = 'the session reached its maximum length';
-      await finishWithRetries(this.options.store, this.id, 'expired', detail, this.options.hostId, this.log);
+      await finishWithRetries(this.options.records, this.id, 'expired', detail, this.options.hostId, this.log);
       await this.leave();
     }
   }
@@ -131,7 +131,7 @@ export class SessionActor extends Actor<Message> {
     let lost = false;
     let result;
     try {
-      result = await this.options.store.update(this.id, (record) => {
+      result = await this.options.records.update(this.id, (record) => {
         if (record.state !== 'active' || record.owner !== this.options.hostId) {
           lost = true;
           return UNCHANGED;
@@ -168,10 +168,10 @@ export class SessionActor extends Actor<Message> {
    * the host's own copy of the record decides first, and a shutdown asks the bucket nothing.
    */
   private async recordFinalMedia(): Promise<void> {
-    if (this.options.store.records.peek(this.id)?.record.state !== 'finished') return;
+    if (this.options.records.peek(this.id)?.record.state !== 'finished') return;
     const media = this.mediaSeconds;
     const owner = this.options.hostId;
-    await this.options.store
+    await this.options.records
       .update(this.id, (record) =>
         record.state === 'finished' && record.owner === owner && record.mediaSeconds < media ? { ...record, mediaSeconds: media } : UNCHANGED,
       )

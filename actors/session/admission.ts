@@ -10,10 +10,10 @@ import { parseStreamUri, type StreamUri } from '../../bus/stream-uri.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { fingerprintOf, type IdempotencyKeys } from './idempotency.ts';
 import type { UserQuotas } from './quotas.ts';
-import type { SessionStore } from './store.ts';
+import type { SessionRecords } from '../../bus/session-records.ts';
 
 export interface AdmissionDeps {
-  store: SessionStore;
+  records: SessionRecords;
   quotas: UserQuotas;
   keys: IdempotencyKeys;
   hostId: string;
@@ -44,7 +44,7 @@ export async function admitSession(
     const claim = { session: record.id, fingerprint: fingerprintOf({ caller, body }), at: now };
     const result = await deps.keys.claim(caller.user, idempotencyKey, claim);
     if (!result.claimed) {
-      const earlier = await deps.store.records.fresh(result.earlier.session);
+      const earlier = await deps.records.fresh(result.earlier.session);
       if (earlier) return { record: earlier.record, created: false };
       const abandoned = now - result.earlier.at > ABANDONED_CLAIM_MS;
       if (!abandoned || !(await deps.keys.reclaim(caller.user, idempotencyKey, claim, result.revision))) {
@@ -59,7 +59,7 @@ export async function admitSession(
     if (Date.now() > deadline - COMMIT_MARGIN_MS) {
       throw unavailable('the request took too long; nothing was created, retry later');
     }
-    await deps.store.create(record);
+    await deps.records.create(record);
   } catch (error) {
     if (idempotencyKey !== undefined) await deps.keys.release(caller.user, idempotencyKey).catch(() => {});
     // Else its slot would be held for a minute by a session that will never exist.

@@ -10,8 +10,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Caller, SessionRecord } from '../../bus/contracts/session.ts';
 import { ServiceError, badRequest, beingDeleted, notFound, unavailable } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
-import { call } from '../../bus/rpc.ts';
-import { UNCHANGED, type SessionStore } from './store.ts';
+import { call, type RequestObserver } from '../../bus/rpc.ts';
+import { UNCHANGED, type SessionRecords } from '../../bus/session-records.ts';
 
 // The record's deletion and the reply must fit in what is left of the caller's wait.
 const REPLY_MARGIN_MS = 500;
@@ -25,32 +25,33 @@ const RESUME_MS = 60_000;
 
 export async function deleteSession(
   nc: NatsConnection,
-  store: SessionStore,
+  records: SessionRecords,
   caller: Caller,
   id: string,
   deadline: number,
+  observe?: RequestObserver,
 ): Promise<void> {
-  const { record } = await store.records.owned(caller, id, true);
+  const { record } = await records.owned(caller, id, true);
   if (record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
-  const taken = await take(store, id, 0);
+  const taken = await take(records, id, 0);
   if (taken === 'gone') throw notFound();
   if (taken === 'busy') throw beingDeleted();
-  await purgeAndRemove(nc, store, taken, deadline);
+  await purgeAndRemove(nc, records, taken, deadline, observe);
 }
 
 /** Finishes a deletion whose request gave up or whose host died. */
-export async function resumeDeletion(nc: NatsConnection, store: SessionStore, id: string, log: Logger): Promise<void> {
-  const taken = await take(store, id, ABANDONED_MS);
+export async function resumeDeletion(nc: NatsConnection, records: SessionRecords, id: string, log: Logger, observe?: RequestObserver): Promise<void> {
+  const taken = await take(records, id, ABANDONED_MS);
   if (typeof taken === 'string') return;
   log.info({ session: id }, 'resuming a deletion left unfinished');
-  await purgeAndRemove(nc, store, taken, Date.now() + RESUME_MS).catch((error: unknown) =>
+  await purgeAndRemove(nc, records, taken, Date.now() + RESUME_MS, observe).catch((error: unknown) =>
     log.warn({ err: error, session: id }, 'a resumed deletion failed; it is tried again later'));
 }
 
 /** Marks the finished session as being deleted, unless a deletion took it within `olderThanMs`. */
-async function take(store: SessionStore, id: string, olderThanMs: number): Promise<SessionRecord | 'gone' | 'busy'> {
+async function take(records: SessionRecords, id: string, olderThanMs: number): Promise<SessionRecord | 'gone' | 'busy'> {
   let busy = false;
-  const taken = await store.update(id, (record) => {
+  const taken = await records.update(id, (record) => {
     const other = record.deletingSince !== undefined && (olderThanMs === 0 || Date.now() - record.deletingSince < olderThanMs);
     busy = other || record.state === 'active';
     return busy ? UNCHANGED : { ...record, deletingSince: Date.now() };
@@ -59,7 +60,13 @@ async function take(store: SessionStore, id: string, olderThanMs: number): Promi
   return busy ? 'busy' : taken.record;
 }
 
-async function purgeAndRemove(nc: NatsConnection, store: SessionStore, record: SessionRecord, deadline: number): Promise<void> {
+async function purgeAndRemove(
+  nc: NatsConnection,
+  records: SessionRecords,
+  record: SessionRecord,
+  deadline: number,
+  observe?: RequestObserver,
+): Promise<void> {
   const caller = { user: record.user, product: record.product };
   for (;;) {
     const left = deadline - Date.now() - REPLY_MARGIN_MS;
@@ -67,7 +74,7 @@ async function purgeAndRemove(nc: NatsConnection, store: SessionStore, record: S
       throw unavailable('the session is being deleted and the service finishes it; it answers 404 once gone');
     }
     try {
-      await call(nc, 'sessions.purge', { caller, session: record.id }, left, store.observeRequests);
+      await call(nc, 'sessions.purge', { caller, session: record.id }, left, observe);
       break;
     } catch (error) {
       if (!(error instanceof ServiceError) || error.status !== 503) throw error;
@@ -76,8 +83,8 @@ async function purgeAndRemove(nc: NatsConnection, store: SessionStore, record: S
   }
   // The record goes if this deletion still holds it (its owner may have added its last media seconds meanwhile).
   for (;;) {
-    const current = await store.records.fresh(record.id);
+    const current = await records.fresh(record.id);
     if (!current || current.record.deletingSince !== record.deletingSince) return;
-    if (await store.remove(record.id, current.revision)) return;
+    if (await records.remove(record.id, current.revision)) return;
   }
 }

@@ -8,7 +8,7 @@ import type { KV } from '@nats-io/kv';
 import { openBucket } from '../../bus/bucket.ts';
 import { badRequest } from '../../bus/errors.ts';
 import { buckets } from '../../bus/subjects.ts';
-import { isConflict } from './store.ts';
+import { isConflict } from '../../bus/session-records.ts';
 
 export interface Claim {
   /** The session the first attempt creates. */

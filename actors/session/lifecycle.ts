@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../bus/log.ts';
 import type { SessionRecord, StopReason } from '../../bus/contracts/session.ts';
 import type { Versioned } from '../../bus/session-records.ts';
-import { UNCHANGED, type SessionStore } from './store.ts';
+import { UNCHANGED, type SessionRecords } from '../../bus/session-records.ts';
 
 const FAILURES: StopReason[] = ['resolution_exceeded', 'stream_unreachable', 'worker_failed'];
 
@@ -12,14 +12,14 @@ const FAILURES: StopReason[] = ['resolution_exceeded', 'stream_unreachable', 'wo
  * host that lost the session to another cannot end it.
  */
 export function finish(
-  store: SessionStore,
+  records: SessionRecords,
   id: string,
   reason: StopReason,
   detail?: string,
   owner?: string,
 ): Promise<Versioned | undefined> {
   const now = Date.now();
-  return store.update(id, (record) => {
+  return records.update(id, (record) => {
     if (record.state !== 'active' || (owner !== undefined && record.owner !== owner)) return UNCHANGED;
     return {
       ...record,
@@ -38,7 +38,7 @@ export function finish(
  * ends it again, so a session never stays active with nobody working on it.
  */
 export async function finishWithRetries(
-  store: SessionStore,
+  records: SessionRecords,
   id: string,
   reason: StopReason,
   detail: string | undefined,
@@ -47,7 +47,7 @@ export async function finishWithRetries(
 ): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await finish(store, id, reason, detail, owner);
+      await finish(records, id, reason, detail, owner);
       return;
     } catch (error) {
       if (attempt >= FINISH_ATTEMPTS) {
@@ -69,9 +69,9 @@ export function isStale(record: SessionRecord, takeoverMs: number, now: number =
 }
 
 /** Claims a session whose owner stopped beating; fails (undefined) if another host was faster. */
-export async function takeOver(store: SessionStore, id: string, hostId: string, takeoverMs: number): Promise<SessionRecord | undefined> {
+export async function takeOver(records: SessionRecords, id: string, hostId: string, takeoverMs: number): Promise<SessionRecord | undefined> {
   let claimed = false;
-  const result = await store.update(
+  const result = await records.update(
     id,
     (record) => {
       if (!isStale(record, takeoverMs)) return UNCHANGED;

@@ -14,7 +14,7 @@ import type { KV } from '@nats-io/kv';
 import { openBucket } from '../../bus/bucket.ts';
 import { quotaExceeded, unavailable } from '../../bus/errors.ts';
 import { buckets } from '../../bus/subjects.ts';
-import { isConflict, type SessionStore } from './store.ts';
+import { isConflict, type SessionRecords } from '../../bus/session-records.ts';
 
 interface Held {
   id: string;
@@ -43,13 +43,13 @@ export class UserQuotas {
 
   private constructor(
     private readonly kv: KV,
-    private readonly store: SessionStore,
+    private readonly records: SessionRecords,
     private readonly maxActive: number,
   ) {}
 
-  static async open(js: JetStreamClient, store: SessionStore, maxActive: number, replicas: number): Promise<UserQuotas> {
+  static async open(js: JetStreamClient, records: SessionRecords, maxActive: number, replicas: number): Promise<UserQuotas> {
     const kv = await openBucket(js, buckets.quotas, { replicas });
-    return new UserQuotas(kv, store, maxActive);
+    return new UserQuotas(kv, records, maxActive);
   }
 
   /** Takes a slot for `session`, or answers 429 when the user already holds them all. */
@@ -125,7 +125,7 @@ export class UserQuotas {
     const now = Date.now();
     const checked = await Promise.all(
       held.map(async (slot) => {
-        const found = await this.store.records.fresh(slot.id);
+        const found = await this.records.fresh(slot.id);
         if (found) return found.record.state === 'active';
         return now - slot.at < RESERVATION_MS;
       }),

@@ -106,21 +106,3 @@ export const CustomEvent = Type.Object({
   data: Type.Union([Type.String(), Type.Number()]),
 });
 export type CustomEvent = Static<typeof CustomEvent>;
-
-/**
- * A session's entry in the ClickHouse session index (the `sessions` table), one per revision
- * of its record that changed something a list shows. `doc` is the public record as JSON.
- */
-export const SessionIndexRow = Type.Object({
-  id: SessionId,
-  user: Type.String(),
-  product: Type.String(),
-  name: Type.String(),
-  type: Type.String(),
-  state: Type.String(),
-  created_ms: Type.Integer({ minimum: 0 }),
-  created: Type.Integer({ minimum: 0 }),
-  revision: Type.Integer({ minimum: 0 }),
-  doc: Type.String(),
-});
-export type SessionIndexRow = Static<typeof SessionIndexRow>;

@@ -1,4 +1,4 @@
-// The session actor and its store against real NATS KV and ClickHouse, in this process.
+// The session actor and the session records against real NATS KV and ClickHouse, in this process.
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { test } from '../support/uvu.ts';
@@ -8,7 +8,6 @@ import { streamResolver } from '../../actors/egress/resolver.ts';
 import { RowPublisher } from '../../actors/rows.ts';
 import { SessionActor } from '../../actors/session/actor.ts';
 import { isStale, takeOver } from '../../actors/session/lifecycle.ts';
-import { SessionStore } from '../../actors/session/store.ts';
 import type { Child } from '../../actors/supervisor.ts';
 import { FaceThread } from '../../actors/face/threaded.ts';
 import { VoiceThread } from '../../actors/voice/threaded.ts';
@@ -16,6 +15,7 @@ import type { WorkerResources } from '../../actors/session/worker.ts';
 import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
+import { SessionRecords, UNCHANGED } from '../../bus/session-records.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newId, newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
@@ -27,16 +27,20 @@ const log = createLog(config);
 
 const quiet = log.child({ test: 'actors-session' }, { level: 'silent' });
 let nc: NatsConnection;
-let store: SessionStore;
+let records: SessionRecords;
 let rows: RowPublisher;
 let resources: WorkerResources;
 const TAKEOVER_MS = config.takeoverSeconds * 1000;
 const actors: SessionActor[] = [];
+/** Every session made here: ended at the end, so that no later test's host takes one over. */
+const made: string[] = [];
 
 function record(overrides: Partial<SessionRecord> = {}): SessionRecord {
   const now = Date.now();
+  const id = newSessionId(now);
+  made.push(id);
   return {
-    id: newSessionId(now),
+    id,
     name: 'actor test',
     type: 'live_analysis',
     state: 'active',
@@ -68,7 +72,7 @@ function startActor(r: SessionRecord, startWorker: () => Child, gone: (id: strin
   const actor = new SessionActor({
     record: r,
     hostId: r.owner ?? 'host-a',
-    store,
+    records,
     rows,
     resources,
     heartbeatMs: config.heartbeatSeconds * 1000,
@@ -86,7 +90,7 @@ test.before(async () => {
   nc = await connectBus('actors-session test', config.natsUrl, log);
   await ensureRowsStream(await jetstreamManager(nc), { maxBytes: config.rowsStreamMaxBytes, replicas: config.natsReplicas });
   rows = new RowPublisher(jetstream(nc), quiet);
-  store = await SessionStore.open(nc, jetstream(nc), rows, quiet, config.natsReplicas);
+  records = await SessionRecords.open(jetstream(nc), quiet, config.natsReplicas);
   resources = {
     faces: await FaceThread.start({ modelsDir: config.modelsDir, effortCalmMs: config.faceEffortCalmSeconds * 1000 }),
     speechToText: await SpeechToText.load(config.modelsDir),
@@ -99,73 +103,73 @@ test.before(async () => {
 test.after(async () => {
   for (const actor of actors) actor.send({ type: 'leave' });
   await Promise.all(actors.map((actor) => actor.settled()));
+  await Promise.all(made.map((id) => records.update(id, (r) => (r.state === 'active'
+    ? { ...r, state: 'finished', workerState: 'stopped', stopReason: 'client', finishedAt: Date.now() }
+    : UNCHANGED))));
   await resources.voice.close();
   await resources.faces.close();
   await nc.drain();
 });
 
 test('compare-and-set: concurrent changes are all kept, a stale revision is refused', async () => {
-  const created = await store.create(record());
+  const created = await records.create(record());
   const names = Array.from({ length: 6 }, (_, i) => `sensor-${i}`);
   await Promise.all(
     names.map((name) =>
-      store.update(created.record.id, (r) => ({
+      records.update(created.record.id, (r) => ({
         ...r,
         sensors: [...r.sensors, { id: newId(), name, type: 'generic_sensor', device: 'generic_sensor', format: 'text' }],
       })),
     ),
   );
-  const after = await store.records.fresh(created.record.id);
+  const after = await records.fresh(created.record.id);
   assert.equal(after?.record.sensors.map((s) => s.name).sort(), names);
-  try {
-    await store.records.kv.update(created.record.id, JSON.stringify(created.record), created.revision);
-    assert.unreachable('a write on a stale revision must fail');
-  } catch (error) {
-    assert.match(String(error), /wrong last sequence/i);
-  }
+  assert.not.ok(await records.remove(created.record.id, created.revision), 'a change on a stale revision is refused');
+  assert.ok(await records.fresh(created.record.id));
 });
 
 test('only one host wins the takeover of a stale session', async () => {
   const stale = record({ owner: 'dead-host', healthCheckAt: Date.now() - 3_600_000 });
-  await store.create(stale);
+  await records.create(stale);
   assert.ok(isStale(stale, TAKEOVER_MS));
-  const claims = await Promise.all(['host-b', 'host-c', 'host-d'].map((host) => takeOver(store, stale.id, host, TAKEOVER_MS)));
+  const claims = await Promise.all(['host-b', 'host-c', 'host-d'].map((host) => takeOver(records, stale.id, host, TAKEOVER_MS)));
   const winners = claims.filter((claim) => claim !== undefined);
   assert.is(winners.length, 1);
-  const now = await store.records.fresh(stale.id);
+  const now = await records.fresh(stale.id);
   assert.is(now?.record.owner, winners[0]?.owner);
-  assert.is(await takeOver(store, stale.id, 'host-e', TAKEOVER_MS), undefined, 'a fresh owner cannot be displaced');
+  assert.is(await takeOver(records, stale.id, 'host-e', TAKEOVER_MS), undefined, 'a fresh owner cannot be displaced');
 });
 
 test('the heartbeat advances meta.healthCheck while the actor owns the session', async () => {
   const r = record();
-  await store.create(r);
+  await records.create(r);
   startActor(r, idleWorker());
-  await waitUntil('heartbeat', async () => ((await store.records.fresh(r.id))?.record.healthCheckAt ?? 0) > r.healthCheckAt, (config.heartbeatSeconds + 3) * 1000);
+  await waitUntil('heartbeat', async () => ((await records.fresh(r.id))?.record.healthCheckAt ?? 0) > r.healthCheckAt, (config.heartbeatSeconds + 3) * 1000);
 });
 
 test('an expired session is finished with stopReason expired', async () => {
   const r = record({ expiresAt: Date.now() + 500 });
-  await store.create(r);
+  await records.create(r);
   let gone = false;
   startActor(r, idleWorker(), () => (gone = true));
-  await waitUntil('expiry', async () => (await store.records.fresh(r.id))?.record.state === 'finished', (config.heartbeatSeconds + 5) * 1000);
-  const finished = (await store.records.fresh(r.id))?.record;
+  await waitUntil('expiry', async () => (await records.fresh(r.id))?.record.state === 'finished', (config.heartbeatSeconds + 5) * 1000);
+  const finished = (await records.fresh(r.id))?.record;
   assert.is(finished?.stopReason, 'expired');
   assert.is(finished?.workerState, 'stopped');
-  assert.ok(gone, 'the actor let go of the session');
+  // It lets go once its worker has stopped, a moment after the record says finished.
+  await waitUntil('the actor to let go of the session', async () => gone, 10_000);
 });
 
 test('a worker that keeps crashing is given up on: the session ends as worker_failed', async () => {
   const r = record();
-  await store.create(r);
+  await records.create(r);
   let starts = 0;
   startActor(r, () => {
     starts++;
     return idleWorker(5)();
   });
-  await waitUntil('escalation', async () => (await store.records.fresh(r.id))?.record.state === 'finished', 10_000);
-  const finished = (await store.records.fresh(r.id))?.record;
+  await waitUntil('escalation', async () => (await records.fresh(r.id))?.record.state === 'finished', 10_000);
+  const finished = (await records.fresh(r.id))?.record;
   assert.is(finished?.stopReason, 'worker_failed');
   assert.is(finished?.workerState, 'failed');
   assert.match(finished?.failure ?? '', /crashed on purpose/);
@@ -174,13 +178,13 @@ test('a worker that keeps crashing is given up on: the session ends as worker_fa
 
 test('a session finished elsewhere makes its actor stop the worker', async () => {
   const r = record();
-  await store.create(r);
+  await records.create(r);
   let stopped = false;
   const actor = startActor(r, () => {
     const child = idleWorker()();
     return { done: child.done, stop: async (graceMs) => { stopped = true; await child.stop(graceMs); } };
   });
-  const finished = await store.update(r.id, (current) => ({ ...current, state: 'finished', stopReason: 'client', finishedAt: Date.now() }));
+  const finished = await records.update(r.id, (current) => ({ ...current, state: 'finished', stopReason: 'client', finishedAt: Date.now() }));
   actor.send({ type: 'record', record: finished!.record });
   await actor.settled();
   assert.ok(stopped, 'worker stopped');

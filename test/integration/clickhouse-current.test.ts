@@ -10,7 +10,6 @@ import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type AudioSecond, type CustomEvent, type FaceSecond, type SpeechSegment, type VideoSecond } from '../../bus/contracts/rows.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newId, newSessionId } from '../../bus/ids.ts';
-import { indexRow } from '../../bus/session-view.ts';
 import type { RowKind } from '../../bus/subjects.ts';
 import { analystQueries } from '../../ops/support/analyst-queries.ts';
 import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
@@ -19,7 +18,7 @@ import { ClusterNodes } from '../../storage/cluster-nodes.ts';
 import { migrate } from '../../storage/migrations.ts';
 import { deleteSessionRows } from '../../storage/purge.ts';
 import { Schema } from '../../storage/schema.ts';
-import { indexSession, listSessions } from '../../storage/sessions-index.ts';
+import { indexRow, indexSessions, listSessions } from '../../storage/sessions-index.ts';
 import { columnsOf, tableOf } from '../../storage/tables.ts';
 import { audioFeatures, emotionTotals, emotionsTimeline, sentimentTimeline } from '../../storage/timelines.ts';
 import { listSpeechSegments } from '../../storage/speech-segments.ts';
@@ -99,8 +98,8 @@ test.before(async () => {
   // The index: each session as created, and a rename of some, as the hosts write it.
   for (const client of engines()) {
     for (const [i, session] of sessions.entries()) {
-      await indexSession(client, indexRow(session, 1));
-      if (i % 4 === 0) await indexSession(client, indexRow({ ...session, name: `renamed ${i}` }, 2));
+      await indexSessions(client, [indexRow(session, 1)]);
+      if (i % 4 === 0) await indexSessions(client, [indexRow({ ...session, name: `renamed ${i}` }, 2)]);
     }
   }
   // One analysed session: two minutes of every kind of row.

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream } from '@nats-io/jetstream';
-import { RowPublisher } from '../../actors/rows.ts';
 import { finishWithRetries } from '../../actors/session/lifecycle.ts';
-import { SessionStore } from '../../actors/session/store.ts';
+import { SessionRecords } from '../../bus/session-records.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
@@ -109,22 +108,22 @@ test('a session whose end is written while NATS is down is finished once NATS is
   const nc = await connectBus('nats-restart finish', `nats://127.0.0.1:${natsPort}`, quiet);
   try {
     const js = jetstream(nc);
-    const store = await SessionStore.open(nc, js, new RowPublisher(js, quiet), quiet, 1);
+    const records = await SessionRecords.open(js, quiet, 1);
     const now = Date.now();
     const record: SessionRecord = {
       id: newSessionId(now), name: 'finish while down', type: 'live_analysis', state: 'active', createdAt: now,
       user: 'nats-restart', product: 'tests', streamUri: 'rtmp://127.0.0.1:9/live/none', sensors: [], owner: 'finisher',
       expiresAt: now + 3_600_000, healthCheckAt: now, workerState: 'working', mediaSeconds: 0,
     };
-    await store.create(record);
+    await records.create(record);
 
     await nats.stop();
-    const finishing = finishWithRetries(store, record.id, 'stream_unreachable', 'no media received', 'finisher', quiet);
+    const finishing = finishWithRetries(records, record.id, 'stream_unreachable', 'no media received', 'finisher', quiet);
     await new Promise((resolve) => setTimeout(resolve, 3000));
     nats = await startNats({ dir: join(dir, 'nats'), port: natsPort, maxFileStore: '1GB' });
     await finishing;
 
-    const after = await store.records.fresh(record.id);
+    const after = await records.fresh(record.id);
     assert.is(after?.record.state, 'finished');
     assert.is(after?.record.stopReason, 'stream_unreachable');
   } finally {

@@ -1,6 +1,7 @@
 // The newest pages of a session list come from memory (storage/newest-sessions.ts) exactly as
 // ClickHouse would answer them, and a create, rename or stop shows in the creator's next list
-// whichever of two storage services answers it.
+// whichever of two storage services answers it: one from memory, the other (which keeps none,
+// and does not write) from ClickHouse once the index has caught up.
 import fc from 'fast-check';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -14,12 +15,11 @@ import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
 import { SessionRecords } from '../../bus/session-records.ts';
-import { indexRow } from '../../bus/session-view.ts';
 import { connectClickHouse, clickHouseServer, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { BucketHead } from '../../storage/bucket-head.ts';
+import { IndexProgress } from '../../storage/index-progress.ts';
 import { NewestSessions } from '../../storage/newest-sessions.ts';
 import { SessionLists } from '../../storage/session-lists.ts';
-import { indexSession, listSessions, type SessionListFilter } from '../../storage/sessions-index.ts';
+import { indexRow, indexSessions, listSessions, type SessionListFilter } from '../../storage/sessions-index.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
@@ -40,6 +40,7 @@ let nc: NatsConnection;
 let records: SessionRecords;
 let clickhouse: ClickHouseClient;
 let lists: SessionLists;
+let progress: IndexProgress;
 const newest = new NewestSessions(KEPT);
 
 test.before(async () => {
@@ -52,14 +53,15 @@ test.before(async () => {
     role: 'storage',
     projectRoot: config.projectRoot,
     logFile: join(services.logDir, 'storage-2.log'),
-    env: { ...process.env, STORAGE_WRITER: 'false', LOG_LEVEL: 'info' },
+    env: { ...process.env, STORAGE_WRITER: 'false', SESSION_LIST_MEMORY_PER_USER: '0', LOG_LEVEL: 'info' },
     metricsPort: port,
   });
   nc = await connectBus('sessions-list-memory', config.natsUrl, log);
   records = await SessionRecords.open(jetstream(nc), log, 1);
   await records.watch(undefined, newest);
   clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
-  lists = new SessionLists(newest, records, new BucketHead(await jetstreamManager(nc)), clickhouse, KEPT, log);
+  progress = new IndexProgress(await jetstreamManager(nc));
+  lists = new SessionLists(newest, records, progress, clickhouse, KEPT, log);
 });
 
 test.after(async () => {
@@ -71,13 +73,16 @@ test.after(async () => {
 });
 
 /**
- * Written as a host writes it: the bucket, then the index row of that revision; or, as the
+ * Written as a host writes it, into the bucket (the storage service indexes it); or, as the
  * benchmarks load sessions, into the index alone.
  */
 async function write(record: SessionRecord, indexOnly = false): Promise<number> {
-  const revision = indexOnly ? 1 : await records.kv.put(record.id, JSON.stringify(record));
-  await indexSession(clickhouse, indexRow(record, revision));
-  return revision;
+  if (indexOnly) {
+    await indexSessions(clickhouse, [indexRow(record, 1)]);
+    return 0;
+  }
+  const written = (await records.update(record.id, () => record)) ?? (await records.create(record));
+  return written.revision;
 }
 
 /**
@@ -124,6 +129,7 @@ test('a page that memory answers is the page ClickHouse answers, over random pag
   await seed(many, 150, next);
   const last = await seed(few, 25, next);
   await waitUntil('the watch to see every session', async () => newest.revision >= last, 30_000);
+  assert.ok(await progress.caughtUp(Date.now() + 30_000), 'the index holds every session');
   // A user's first list is ClickHouse's, and reads the newest of the sessions table into memory.
   const now = Date.now();
   for (const user of [many, few]) await lists.page({ user, offset: 0, limit: 10, activeSinceMs: now - 200 * DAY }, Date.now() + 60_000);
@@ -169,16 +175,16 @@ test('a page that memory answers is the page ClickHouse answers, over random pag
   assert.ok(declined > 10, `${declined} pages left to ClickHouse`);
 });
 
-/** Pages one storage service answered from memory, from its /metrics. */
-async function memoryPages(metricsUrl: string): Promise<number> {
+/** Pages one storage service answered from `source`, from its /metrics. */
+async function listedPages(metricsUrl: string, source: 'memory' | 'clickhouse'): Promise<number> {
   const text = await (await fetch(`${metricsUrl}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('emo_session_list_pages_total{source="memory"}'));
+  const line = text.split('\n').find((l) => l.startsWith(`emo_session_list_pages_total{source="${source}"}`));
   return line ? Number(line.split(' ')[1]) : 0;
 }
 
 test('a create, rename or stop shows in the creator\'s next list, whichever storage service answers', async () => {
   const { alice, bob } = services.users;
-  const before = [await memoryPages(services.metrics.storage), await memoryPages(secondMetrics)];
+  const before = [await listedPages(services.metrics.storage, 'memory'), await listedPages(secondMetrics, 'clickhouse')];
   const list = async (query = '', token = alice.token) => {
     const reply = await services.api('GET', `/v1/sessions${query}`, { token });
     assert.is(reply.status, 200);
@@ -200,8 +206,8 @@ test('a create, rename or stop shows in the creator\'s next list, whichever stor
     assert.ok(!(await list('?state=active')).some((session) => session._id === id));
     assert.ok(!(await list('', bob.token)).some((session) => session._id === id), 'bob sees none of alice\'s sessions');
   }
-  const after = [await memoryPages(services.metrics.storage), await memoryPages(secondMetrics)];
-  assert.ok(after[0]! > before[0]! && after[1]! > before[1]!, `pages from memory: ${before} -> ${after}`);
+  const after = [await listedPages(services.metrics.storage, 'memory'), await listedPages(secondMetrics, 'clickhouse')];
+  assert.ok(after[0]! > before[0]! && after[1]! > before[1]!, `pages from memory, then from ClickHouse: ${before} -> ${after}`);
 });
 
 test.run();

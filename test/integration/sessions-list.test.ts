@@ -9,7 +9,7 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
-import { indexRow } from '../../bus/session-view.ts';
+import { indexRow } from '../../storage/sessions-index.ts';
 import { connectClickHouse, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 
