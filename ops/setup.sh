@@ -16,6 +16,8 @@ if [[ "${1:-}" == "--test" ]]; then
   # browser for the dashboard's test.
   packages+=(nginx libnginx-mod-rtmp libnginx-mod-stream openssl gir1.2-gst-rtsp-server-1.0 python3-gi
     gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav espeak-ng sox chromium)
+  # The shard-loss test cuts a ClickHouse shard off by dropping packets to its loopback ports.
+  packages+=(iptables)
 fi
 
 missing=()

@@ -1,6 +1,6 @@
 // Telling a row ClickHouse will never take from a ClickHouse that cannot take anything now.
 // The first kind of failure is split down to the row and set aside; the second is retried
-// with the whole batch waiting in the stream.
+// with the whole batch waiting in the stream. A shard out of reach is the second kind.
 
 // ClickHouse error codes that are about the data sent: parsing, types, ranges, unknown fields.
 const DATA_ERRORS = new Set([6, 25, 26, 27, 32, 33, 38, 41, 53, 69, 70, 72, 117, 131, 321, 349]);
@@ -12,6 +12,16 @@ export function clickhouseCode(error: unknown): number | undefined {
   if (Number.isInteger(code) && code > 0) return code;
   const match = /^Code: (\d+)/.exec(error.message);
   return match ? Number(match[1]) : undefined;
+}
+
+// What a node answers when a server it forwards to (another shard of a Distributed table)
+// cannot be reached: a socket timeout, a network error, every replica of a shard tried.
+const SHARD_UNREACHABLE = new Set([209, 210, 279]);
+
+/** The node answered, but a shard behind it could not be reached. */
+export function isShardUnreachable(error: unknown): boolean {
+  const code = clickhouseCode(error);
+  return code !== undefined && SHARD_UNREACHABLE.has(code);
 }
 
 export function isDataError(error: unknown): boolean {

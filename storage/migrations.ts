@@ -25,6 +25,8 @@ interface Migration {
 }
 
 const bySession = 'cityHash64(session)';
+/** On a cluster, the cluster's shards as each node sees them, read from every shard. */
+export const SHARD_PROBE = 'cluster_shards';
 const byUser = 'cityHash64(user)';
 
 const emotionColumns = EMOTION_KEYS.map((key) => `${key} Float32`).join(', ');
@@ -172,6 +174,15 @@ export const MIGRATIONS: Migration[] = [
       `INSERT INTO ${schema.db}.event_spans
         SELECT session, minState(time), maxState(time), uniqState(time, id), day FROM ${schema.db}.custom_events GROUP BY session, day`,
     ],
+  },
+  {
+    // On a cluster: each node's own shard, read through every shard that answers, which tells
+    // a read whether its session's shard is reachable (storage/session-shard.ts).
+    id: 5,
+    statements: (schema) => schema.cluster
+      ? [`CREATE TABLE IF NOT EXISTS ${schema.db}.${SHARD_PROBE}${schema.onCluster} (cluster String, shard_num UInt32, is_local UInt8)
+          ENGINE = Distributed(${schema.cluster}, system, clusters)`]
+      : [],
   },
 ];
 

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { unavailable } from '../bus/errors.ts';
-import { clickhouseCode } from './insert-errors.ts';
+import { clickhouseCode, isShardUnreachable } from './insert-errors.ts';
 import { sql } from './sql.ts';
 
 const TIMEOUT_EXCEEDED = 159;
@@ -45,6 +45,7 @@ async function boundedQuery(client: ClickHouseClient, params: QueryParams, deadl
   } catch (error) {
     // Aborted here, or stopped by ClickHouse's limit (TIMEOUT_EXCEEDED): the caller has gone.
     if (signal.aborted || clickhouseCode(error) === TIMEOUT_EXCEEDED) throw late();
+    if (isShardUnreachable(error)) throw unavailable('a ClickHouse shard this read needs is unreachable; retry later');
     throw error;
   } finally {
     signal.removeEventListener('abort', kill);

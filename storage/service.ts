@@ -22,6 +22,7 @@ import { migrate } from './migrations.ts';
 import { NewestSessions } from './newest-sessions.ts';
 import { Schema } from './schema.ts';
 import { SessionLists } from './session-lists.ts';
+import { Shards } from './shards.ts';
 import { ensureRowsStream } from './rows-stream.ts';
 import { SessionIndexFollower } from './session-index-follower.ts';
 import { StorageWriter, type WriterOptions } from './writer.ts';
@@ -75,6 +76,7 @@ export class StorageService {
     const records = await SessionRecords.open(js, log, options.natsReplicas);
     const newest = new NewestSessions(options.sessionListMemoryPerUser);
     await records.watch(undefined, newest);
+    const shards = options.clickhouse.cluster ? new Shards(clickhouse, options.clickhouse.cluster) : undefined;
     const writer = options.writer && new StorageWriter(js, clickhouse, log.child({ component: 'writer' }), {
       ...options.writer,
       deleted: (session) => records.deletedLately(session),
@@ -88,7 +90,7 @@ export class StorageService {
     const lists = new SessionLists(newest, records, progress, clickhouse, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
     const service = new StorageService(nc, clickhouse, records, writer, index, cluster);
     service.subscriptions.push(
-      ...serveResults(nc, records, clickhouse, log, observe),
+      ...serveResults(nc, records, clickhouse, shards, log, observe),
       serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, clickhouse, log, observe),
       serveSessionPurge(nc, records, clickhouse, jsm, progress, new Schema(options.database, cluster?.name), cluster, log, observe, options.metrics?.purgeMutations),

@@ -3,7 +3,7 @@
 // data, to rejoin and catch up.
 import { join } from 'node:path';
 import { startClickHouse, type ClusterMembership } from './clickhouse.ts';
-import { freePort } from './ports.ts';
+import { steadyPort } from './ports.ts';
 import { clusterNode, type ClusterNode } from './cluster-node.ts';
 import { startZooKeeperEnsemble, type ZooKeeperEnsemble } from './zookeeper-ensemble.ts';
 
@@ -15,6 +15,8 @@ export interface ClickHouseNode extends ClusterNode {
   /** Its HTTP endpoint, what CLICKHOUSE_URL takes. */
   url: string;
   tcpPort: number;
+  /** Where its partner replica fetches parts from it. */
+  interserverPort: number;
 }
 
 export interface ClickHouseCluster {
@@ -41,7 +43,7 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
     for (let replica = 1; replica <= options.replicas; replica++) places.push({ shard, replica });
   }
   const ports = await Promise.all(
-    places.map(async () => ({ http: await freePort(), tcp: await freePort(), interserver: await freePort() })),
+    places.map(async () => ({ http: await steadyPort(), tcp: await steadyPort(), interserver: await steadyPort() })),
   );
   const shards = Array.from({ length: options.shards }, (_, i) =>
     ports.filter((_, n) => places[n]!.shard === i + 1).map((port) => port.tcp),
@@ -93,6 +95,7 @@ function clickHouseNode(options: {
     shard,
     replica,
     tcpPort,
+    interserverPort: cluster.interserverPort,
     url: `http://127.0.0.1:${httpPort}`,
   };
 }

@@ -11,6 +11,8 @@ import type { SessionRecords } from '../../bus/session-records.ts';
 import { elapsedSeconds, presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
 import { readsUntil } from '../read-deadline.ts';
+import { readsOfSession } from '../session-shard.ts';
+import type { Shards } from '../shards.ts';
 import {
   audioFeatures,
   emotionTotals,
@@ -20,8 +22,18 @@ import {
 import type { Window } from '../timeline-window.ts';
 import { listSpeechSegments } from '../speech-segments.ts';
 
-export function serveResults(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger, observe?: RequestObserver) {
+/** `shards`: those of the cluster the tables are sharded on, if any. */
+export function serveResults(
+  nc: NatsConnection,
+  records: SessionRecords,
+  clickhouse: ClickHouseClient,
+  shards: Shards | undefined,
+  log: Logger,
+  observe?: RequestObserver,
+) {
   const options = { queue: queues.api, log, observe };
+  // A session's reads end with their deadline, and answer while another shard is lost.
+  const reads = (session: string, deadline: number) => readsUntil(readsOfSession(clickhouse, shards, session), deadline);
   const sessionField = (record: SessionRecord, expand: 'session' | undefined) =>
     expand === 'session' ? presentSession(publicRecord(record)) : record.id;
 
@@ -29,14 +41,14 @@ export function serveResults(nc: NatsConnection, records: SessionRecords, clickh
     async (request: ResultRequest, { deadline }: CallContext) => {
       const { record } = await records.owned(request.caller, request.session);
       const window = windowOf(record, request.query);
-      const entries = window.end > window.start ? await query(readsUntil(clickhouse, deadline), window) : [];
+      const entries = window.end > window.start ? await query(reads(record.id, deadline), window) : [];
       return { session: sessionField(record, request.query.expand), timeline: entries };
     };
 
   return [
     serve(nc, 'emotions.totals', async ({ caller, session, query }, { deadline }) => {
       const { record } = await records.owned(caller, session);
-      return { session: sessionField(record, query.expand), emotions: await emotionTotals(readsUntil(clickhouse, deadline), record.id) };
+      return { session: sessionField(record, query.expand), emotions: await emotionTotals(reads(record.id, deadline), record.id) };
     }, options),
     serve(nc, 'emotions.timeline', timeline(emotionsTimeline), options),
     serve(nc, 'audio.features', timeline(audioFeatures), options),
@@ -44,7 +56,7 @@ export function serveResults(nc: NatsConnection, records: SessionRecords, clickh
     serve(nc, 'speech.segments', async ({ caller, session, query }, { deadline }) => {
       const { record } = await records.owned(caller, session);
       if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
-      return listSpeechSegments(readsUntil(clickhouse, deadline), { session: record.id, ...query });
+      return listSpeechSegments(reads(record.id, deadline), { session: record.id, ...query });
     }, options),
   ];
 }

@@ -1,0 +1,248 @@
+// The whole service on a cluster (three NATS servers, ClickHouse as 2 shards x 2 replicas, two of
+// each service process), with a live session on each shard, losing a whole shard for 90 s twice:
+// both its servers killed with kill -9, then the same shard cut off by a partition (packets to its
+// ports dropped: the servers run on, connections to them hang). Meanwhile reads of the lost
+// shard's session answer 503 within the request timeout, reads of the other's 200, and how long
+// the other shard's rows stood still is printed (a batch holding rows of both shards waits for
+// the lost one: docs/operations.md); afterwards every second of media received has exactly one
+// row, nothing was dead-lettered and ROWS drains.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import { readConfig } from '../../bus/config.ts';
+import { consumers, streams } from '../../bus/subjects.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { startCluster, type Cluster } from '../../ops/stack/cluster.ts';
+import type { ClickHouseNode } from '../../ops/stack/clickhouse-cluster.ts';
+import { freePort } from '../../ops/stack/ports.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
+import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+import { makeClip } from '../support/clips.ts';
+import { cutOff } from '../support/partition.ts';
+
+const config = readConfig();
+const token = `cluster-${randomBytes(6).toString('hex')}`;
+const DATABASE = 'emotions_shards';
+const FAULT_MS = 90_000;
+// A read may take the gateway's whole bus timeout; past this it hung.
+const READ_LIMIT_MS = config.requestTimeoutMs + 5000;
+
+let cluster: Cluster;
+let rtmp: RtmpServer;
+let publisher: Publisher;
+let nc: NatsConnection;
+let jsm: JetStreamManager;
+let clickhouse: ClickHouseClient;
+/** One session on each shard, by shard number. */
+const sessionOn = new Map<number, string>();
+/** The seconds of audio rows each session published, as heard live on the bus. */
+const heard = new Map<string, Set<number>>();
+const LOST = 1;
+const KEPT = 2;
+
+async function api(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(base + path, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(READ_LIMIT_MS),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const shardNodes = (shard: number) => cluster.clickhouse.nodes.filter((node) => node.shard === shard);
+
+/** The newest audio second of a session stored on any reachable replica of its shard. */
+async function newestStored(session: string, shard: number): Promise<number> {
+  let newest = 0;
+  for (const node of shardNodes(shard)) {
+    const direct = connectClickHouse({ url: node.url, username: 'default', password: '' }, DATABASE);
+    try {
+      const [row] = await queryRows<{ s: number }>(direct, `SELECT max(second) AS s FROM audio_seconds_local WHERE session = '${session}'`);
+      newest = Math.max(newest, Number(row?.s ?? 0));
+    } catch {
+      // unreachable: the other replica answers
+    } finally {
+      await direct.close();
+    }
+  }
+  return newest;
+}
+
+/** Waits until every session's rows are stored up to the newest second heard live; how long it took. */
+async function settled(timeoutMs: number): Promise<number> {
+  const since = Date.now();
+  await waitUntil('rows stored up to what was heard live', async () => {
+    for (const [shard, id] of sessionOn) {
+      if ((await newestStored(id, shard)) < Math.max(...heard.get(id)!) - 1) return false;
+    }
+    return true;
+  }, timeoutMs);
+  return Date.now() - since;
+}
+
+/**
+ * Reads the audio features of the session on each shard through every gateway until stopped;
+ * tells the statuses seen per shard (0: no answer within READ_LIMIT_MS), and how long the kept
+ * shard's stored rows stood still at most.
+ */
+function watch(): { stop(): Promise<{ lost: Set<number>; kept: Set<number>; stallMs: number }> } {
+  const statuses = new Map([[LOST, new Set<number>()], [KEPT, new Set<number>()]]);
+  let running = true;
+  const reads = (async () => {
+    while (running) {
+      for (const gateway of cluster.gateways) {
+        await Promise.all([LOST, KEPT].map(async (shard) => {
+          const path = `/v1/sessions/${sessionOn.get(shard)}/audio/features?granularity=5`;
+          statuses.get(shard)!.add(await api(gateway.baseUrl, 'GET', path).then((reply) => reply.status, () => 0));
+        }));
+      }
+      await sleep(500);
+    }
+  })();
+  let stallMs = 0;
+  const progress = (async () => {
+    const kept = sessionOn.get(KEPT)!;
+    let newest = await newestStored(kept, KEPT);
+    let since = Date.now();
+    while (running) {
+      await sleep(250);
+      const now = await newestStored(kept, KEPT);
+      if (now > newest) [newest, since] = [now, Date.now()];
+      stallMs = Math.max(stallMs, Date.now() - since);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await Promise.all([reads, progress]);
+      return { lost: statuses.get(LOST)!, kept: statuses.get(KEPT)!, stallMs };
+    },
+  };
+}
+
+/** Runs `fault` on the lost shard for 90 s, checks what happened meanwhile, undoes it, prints the figures. */
+async function loseShard(what: string, fault: (nodes: ClickHouseNode[]) => Promise<() => Promise<void>>): Promise<void> {
+  await settled(60_000);
+  const undo = await fault(shardNodes(LOST));
+  let seen: Awaited<ReturnType<ReturnType<typeof watch>['stop']>>;
+  try {
+    const watching = watch();
+    await sleep(FAULT_MS);
+    seen = await watching.stop();
+  } finally {
+    await undo();
+  }
+  const recoveredMs = await settled(120_000);
+  console.log(`  ${what}: reads of the lost shard [${[...seen.lost]}], of the other [${[...seen.kept]}]; ` +
+    `the other shard's rows stood still ${seen.stallMs} ms at most; every row stored ${recoveredMs} ms after the shard was back`);
+  assert.equal([...seen.lost], [503], `${what}: reads of the lost shard's session answer 503 within the request timeout`);
+  assert.equal([...seen.kept], [200], `${what}: reads of the other shard's session answer 200`);
+}
+
+test.before(async () => {
+  const dir = join(config.varDir, 'test', `shards-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const tokensFile = join(dir, 'tokens.json');
+  writeFileSync(tokensFile, JSON.stringify([{ token, user: 'shard-tester', product: 'tests' }]));
+  rtmp = await startRtmpServer({ dir: join(dir, 'rtmp'), rtmpPort: await freePort(), rtmpsPort: await freePort() });
+  const clip = await makeClip(
+    { width: 320, height: 180, seconds: 6, fps: 10, container: 'flv', video: { type: 'testsrc' }, audio: { type: 'tones', tones: [{ hz: 220, seconds: 3 }, { hz: 330, seconds: 3 }] } },
+    join(config.varDir, 'test', 'clips'),
+  );
+  const uri = rtmp.url('shards');
+  publisher = publish(clip, uri);
+  await waitForStream(uri);
+  cluster = await startCluster({
+    dir,
+    projectRoot: config.projectRoot,
+    env: { ...process.env, CLICKHOUSE_DATABASE: DATABASE, AUTH_TOKENS_FILE: tokensFile, ALLOW_PRIVATE_STREAM_HOSTS: 'true', LOG_LEVEL: 'info' },
+  });
+  nc = await connect({ servers: cluster.nats.url.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+  jsm = await jetstreamManager(nc);
+  clickhouse = connectClickHouse({ url: cluster.clickhouse.urls.join(','), username: 'default', password: '' }, DATABASE);
+  // Sessions are spread over the shards by a hash of their id: made until each shard has one,
+  // the spares stopped.
+  for (let made = 0; sessionOn.size < 2; made++) {
+    assert.ok(made < 8, 'eight sessions leave a shard without one');
+    const created = await api(cluster.gateways[0]!.baseUrl, 'POST', '/v1/sessions', { name: `shards-${made}`, streamUri: uri });
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    const id: string = created.body._id;
+    const seconds = new Set<number>();
+    nc.subscribe(`emo.rows.${id}.audio`, { callback: (_, msg) => msg.json<{ second: number }[]>().forEach((row) => seconds.add(row.second)) });
+    let shard = 0;
+    await waitUntil('the session\'s first rows stored', async () => {
+      for (const candidate of [LOST, KEPT]) if ((await newestStored(id, candidate)) > 0) shard = candidate;
+      return shard > 0;
+    }, 60_000);
+    if (sessionOn.has(shard)) {
+      assert.is((await api(cluster.gateways[0]!.baseUrl, 'POST', `/v1/sessions/${id}/stop`)).status, 200);
+    } else {
+      sessionOn.set(shard, id);
+      heard.set(id, seconds);
+    }
+  }
+});
+
+test.after(async () => {
+  await clickhouse?.close();
+  await nc?.close();
+  await cluster?.stop();
+  await publisher?.stop();
+  await rtmp?.stop();
+});
+
+test('both servers of a shard killed for 90 s: its reads answer 503, the other shard\'s 200', async () => {
+  await loseShard('shard killed', async (nodes) => {
+    await Promise.all(nodes.map((node) => node.kill()));
+    return async () => void (await Promise.all(nodes.map((node) => node.start())));
+  });
+});
+
+test('the same shard cut off by a partition for 90 s: its reads answer 503, the other shard\'s 200', async () => {
+  await loseShard('shard cut off', async (nodes) => {
+    const partition = cutOff(nodes.flatMap((node) => [Number(new URL(node.url).port), node.tcpPort, node.interserverPort]));
+    return async () => partition.heal();
+  });
+});
+
+test('afterwards: every second of media received has exactly one row, nothing dead-lettered, ROWS drained', async () => {
+  for (const id of sessionOn.values()) {
+    assert.is((await api(cluster.gateways[1]!.baseUrl, 'POST', `/v1/sessions/${id}/stop`)).status, 200);
+  }
+  await waitUntil('sessions finished', async () => {
+    const records = await Promise.all([...sessionOn.values()].map((id) => api(cluster.gateways[0]!.baseUrl, 'GET', `/v1/sessions/${id}`)));
+    return records.every((record) => record.body?.state === 'finished');
+  }, 30_000);
+  await waitUntil('the rows stream drained into ClickHouse', async () => {
+    const consumer = await jsm.consumers.info(streams.rows, consumers.writer);
+    return consumer.num_pending === 0 && consumer.num_ack_pending === 0;
+  }, 120_000);
+  assert.is((await jsm.streams.info(streams.deadRows)).state.messages, 0, 'nothing dead-lettered');
+  for (const id of sessionOn.values()) {
+    const media = (await api(cluster.gateways[0]!.baseUrl, 'GET', `/v1/sessions/${id}`)).body.meta.mediaSeconds as number;
+    const live = [...heard.get(id)!];
+    let seconds: number[] = [];
+    await waitUntil('every second heard live stored', async () => {
+      seconds = (await queryRows<{ second: number }>(clickhouse, `SELECT second FROM audio_seconds FINAL WHERE session = '${id}' ORDER BY second`))
+        .map((row) => Number(row.second));
+      return live.every((second) => seconds.includes(second));
+    }, 30_000).catch(() => {});
+    const gaps = seconds.slice(1).flatMap((second, i) => (second - seconds[i]! > 1 ? [`${seconds[i]! + 1}-${second - 1}`] : []));
+    console.log(`  session ${id}: ${media} s of media received, ${seconds.length} audio rows, ${live.length} heard live, gaps [${gaps}]`);
+    assert.equal(live.filter((second) => !seconds.includes(second)), [], 'every second heard live is stored');
+    assert.is(new Set(seconds).size, seconds.length, 'one row per second');
+    assert.equal(gaps, [], 'no second missing');
+    // The media begins and ends in the middle of a second, each with its row (node-loss.test.ts).
+    assert.ok(seconds.length - media >= -1 && seconds.length - media <= 2, `${seconds.length} rows for ${media} s of media`);
+  }
+});
+
+test.run();
