@@ -2,8 +2,12 @@
 // come from, and the caller's deadline, in the order that leaves nothing half-done. The stream's
 // host name is resolved last, once the user's quota has admitted it, so a user cannot make the
 // host resolve more names than it may hold sessions at once. A create that cannot finish before the
-// gateway stops waiting is refused before it writes anything, so a 503 means "nothing made";
-// a retry with the same idempotency key returns the session of the attempt that did succeed.
+// gateway stops waiting is refused before it writes anything. A write to the bucket that fails
+// may have been made all the same (its acknowledgement lost with the server that made it), so
+// a create that sent it gives nothing back: its key stays claimed for the session it may have
+// made, and its quota slot stays taken, so that a retry with the same idempotency key returns
+// that session (a 503 until it can tell) rather than making a second, and the session is
+// counted. If none was made, the claim is abandoned and the slot pruned after a minute.
 import type { CreateSessionRequest, SessionRecord } from '../../bus/contracts/session.ts';
 import { badRequest, unavailable } from '../../bus/errors.ts';
 import { parseStreamUri, type StreamUri } from '../../bus/stream-uri.ts';
@@ -50,8 +54,11 @@ export async function admitSession(
       if (!abandoned || !(await deps.keys.reclaim(caller.user, idempotencyKey, claim, result.revision))) {
         throw unavailable('a request with this Idempotency-Key is still in progress; retry later');
       }
+      // The abandoned attempt made no session; the slot it may hold would be pruned only a moment from now.
+      await deps.quotas.release(caller.user, result.earlier.session).catch(() => {});
     }
   }
+  let sent = false;
   try {
     await deps.quotas.admit(caller.user, record.id);
     const refusal = await deps.streamRefusal(parseStreamUri(body.streamUri));
@@ -59,14 +66,22 @@ export async function admitSession(
     if (Date.now() > deadline - COMMIT_MARGIN_MS) {
       throw unavailable('the request took too long; nothing was created, retry later');
     }
+    sent = true;
     await deps.records.create(record);
   } catch (error) {
-    if (idempotencyKey !== undefined) await deps.keys.release(caller.user, idempotencyKey).catch(() => {});
-    // Else its slot would be held for a minute by a session that will never exist.
-    await deps.quotas.release(caller.user, record.id).catch(() => {});
+    // Once the record is sent, the session may exist whatever the error says (even "no
+    // responders" can be the read that the KV client makes after its write timed out).
+    if (!sent) await giveBack(deps, caller.user, record.id, idempotencyKey);
     throw error;
   }
   return { record, created: true };
+}
+
+/** Frees what an attempt that made no session holds: its idempotency key and its quota slot. */
+async function giveBack(deps: AdmissionDeps, user: string, session: string, idempotencyKey: string | undefined): Promise<void> {
+  if (idempotencyKey !== undefined) await deps.keys.release(user, idempotencyKey).catch(() => {});
+  // Else its slot would be held for a minute by a session that will never exist.
+  await deps.quotas.release(user, session).catch(() => {});
 }
 
 function newRecord(
