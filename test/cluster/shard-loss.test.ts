@@ -254,8 +254,10 @@ test('afterwards: every second of media received has exactly one row, nothing de
     }, 30_000).catch(() => {});
     const gaps = seconds.slice(1).flatMap((second, i) => (second - seconds[i]! > 1 ? [`${seconds[i]! + 1}-${second - 1}`] : []));
     console.log(`  session ${id}: ${media} s of media received, ${seconds.length} audio rows, ${live.length} heard live, gaps [${gaps}]`);
+    // Read through FINAL, which collapses a second stored twice: what this file judges is loss.
+    // Rows stored twice are looked for in the local tables with merges stopped, in node-loss
+    // and clickhouse-cluster.
     assert.equal(live.filter((second) => !seconds.includes(second)), [], 'every second heard live is stored');
-    assert.is(new Set(seconds).size, seconds.length, 'one row per second');
     assert.equal(gaps, [], 'no second missing');
     // The media begins and ends in the middle of a second, each with its row (node-loss.test.ts).
     assert.ok(seconds.length - media >= -1 && seconds.length - media <= 2, `${seconds.length} rows for ${media} s of media`);
