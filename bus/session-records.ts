@@ -52,12 +52,14 @@ export class SessionRecords {
     private readonly kv: KV,
     private readonly log: Logger,
     private readonly written: Written,
+    /** How long a write may wait for the bucket's answer before it fails and can be retried. */
+    readonly writeTimeoutMs: number,
   ) {}
 
   /** `replicas`: how many NATS servers keep the bucket. */
   static async open(js: JetStreamClient, log: Logger, replicas: number, written: Written = () => {}): Promise<SessionRecords> {
     const kv = await openBucket(js, buckets.sessions, { replicas });
-    return new SessionRecords(kv, log, written);
+    return new SessionRecords(kv, log, written, js.getOptions().timeout ?? 0);
   }
 
   /** Writes a new session's record; fails if the id is taken. */
