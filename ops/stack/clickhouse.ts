@@ -113,6 +113,12 @@ ${cluster.zookeeper.map((member) => `    <node><host>${member.host}</host><port>
   <distributed_ddl>
     <path>/clickhouse/task_queue/ddl</path>
   </distributed_ddl>
+  <merge_tree>
+    <!-- A replica that could not start, its node's old session still marking it active, tries
+         again this often (60 s by default): a node back from a crash has its tables writable,
+         and runs ON CLUSTER DDL, soon after that session lapses. -->
+    <zookeeper_session_expiration_check_period>2</zookeeper_session_expiration_check_period>
+  </merge_tree>
 `;
 }
 

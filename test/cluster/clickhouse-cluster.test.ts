@@ -540,6 +540,10 @@ step('a node that crashes is started again by the stack and catches up with its 
   const local = (through: ClickHouseClient) => count(through, 'SELECT count() AS n FROM video_seconds_local');
   try {
     await waitUntil('the crashed node to answer and catch up', async () => (await local(on)) === (await local(other)), 60_000);
+    // Its replicas stay read-only until its old ZooKeeper session lapses and each takes its
+    // replica back; until then it runs no ON CLUSTER DDL either.
+    await waitUntil('the crashed node to take its replicas back', async () =>
+      (await count(on, 'SELECT count() AS n FROM system.replicas WHERE is_readonly')) === 0, 60_000);
   } finally {
     await Promise.all([on.close(), other.close()]);
   }
