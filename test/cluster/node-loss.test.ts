@@ -21,6 +21,7 @@ import { readConfig } from '../../bus/config.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { buckets, consumers, streams } from '../../bus/subjects.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { Shards } from '../../storage/shards.ts';
 import { sql } from '../../storage/sql.ts';
 import type { ClickHouseNode } from '../../ops/stack/clickhouse-cluster.ts';
 import { startCluster, type Cluster } from '../../ops/stack/cluster.ts';
@@ -199,12 +200,6 @@ async function onNode<T>(node: ClickHouseNode, read: (direct: ClickHouseClient) 
 
 const count = async (on: ClickHouseClient, query: string) => Number((await queryRows<{ n: number }>(on, query))[0]?.n ?? 0);
 
-/** The shard a session's rows go to: the Distributed tables' key, cityHash64(session), over shards weighted alike. */
-async function shardOf(id: string): Promise<number> {
-  const shards = new Set(cluster.clickhouse.nodes.map((node) => node.shard)).size;
-  return 1 + (await count(clickhouse, sql`SELECT cityHash64(${id}) % ${shards} AS n`));
-}
-
 /**
  * Creates a session for each stream, each owned by another actor host and stored on another
  * shard, so that each node loss below hits one and spares the other. A queue group picks the
@@ -224,7 +219,7 @@ async function placeSessions(streamUris: string[]): Promise<void> {
     const owner = (await kv.get(id))?.json<SessionRecord>().owner;
     const host = cluster.hosts.find((candidate) => candidate.id === owner);
     assert.ok(host, `session ${id} is owned by one of the hosts (${owner})`);
-    const shard = await shardOf(id);
+    const shard = (await new Shards(clickhouse, cluster.clickhouse.name).of([id])).get(id)!;
     if (sessions.some((placed) => placed.host === host || placed.shard === shard)) {
       const stopped = await api(cluster.gateways[0]!.baseUrl, 'POST', `/v1/sessions/${id}/stop`);
       assert.is(stopped.status, 200, JSON.stringify(stopped.body));

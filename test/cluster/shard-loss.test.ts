@@ -17,6 +17,7 @@ import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { consumers, streams } from '../../bus/subjects.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { Shards } from '../../storage/shards.ts';
 import { startCluster, type Cluster } from '../../ops/stack/cluster.ts';
 import type { ClickHouseNode } from '../../ops/stack/clickhouse-cluster.ts';
 import { freePort } from '../../ops/stack/ports.ts';
@@ -182,26 +183,28 @@ test.before(async () => {
   nc = await connect({ servers: cluster.nats.url.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   jsm = await jetstreamManager(nc);
   clickhouse = connectClickHouse({ url: cluster.clickhouse.urls.join(','), username: 'default', password: '' }, DATABASE);
-  // Sessions are spread over the shards by a hash of their id: made until each shard has one,
-  // the spares stopped.
+  // Sessions are spread over the shards by a hash of their random id: made until each shard has
+  // one, the spares stopped at once (forty creates fail to place both once in 2^39 runs). Each
+  // kept session must then store its first rows on the shard predicted for it, and none on the other.
+  const shards = new Shards(clickhouse, cluster.clickhouse.name);
   for (let made = 0; sessionOn.size < 2; made++) {
-    assert.ok(made < 8, 'eight sessions leave a shard without one');
+    assert.ok(made < 40, 'forty sessions leave a shard without one');
     const created = await api(cluster.gateways[0]!.baseUrl, 'POST', '/v1/sessions', { name: `shards-${made}`, streamUri: uri });
     assert.is(created.status, 201, JSON.stringify(created.body));
     const id: string = created.body._id;
-    const seconds = new Set<number>();
-    nc.subscribe(`emo.rows.${id}.audio`, { callback: (_, msg) => msg.json<{ second: number }[]>().forEach((row) => seconds.add(row.second)) });
-    let shard = 0;
-    await waitUntil('the session\'s first rows stored', async () => {
-      for (const candidate of [LOST, KEPT]) if ((await newestStored(id, candidate)) > 0) shard = candidate;
-      return shard > 0;
-    }, 60_000);
+    const shard = (await shards.of([id])).get(id)!;
     if (sessionOn.has(shard)) {
       assert.is((await api(cluster.gateways[0]!.baseUrl, 'POST', `/v1/sessions/${id}/stop`)).status, 200);
-    } else {
-      sessionOn.set(shard, id);
-      heard.set(id, seconds);
+      continue;
     }
+    const seconds = new Set<number>();
+    nc.subscribe(`emo.rows.${id}.audio`, { callback: (_, msg) => msg.json<{ second: number }[]>().forEach((row) => seconds.add(row.second)) });
+    sessionOn.set(shard, id);
+    heard.set(id, seconds);
+  }
+  for (const [shard, id] of sessionOn) {
+    await waitUntil(`session ${id}'s first rows stored on shard ${shard}`, async () => (await newestStored(id, shard)) > 0, 60_000);
+    assert.is(await newestStored(id, shard === LOST ? KEPT : LOST), 0, `session ${id} has no rows on the other shard`);
   }
 });
 
