@@ -1,8 +1,10 @@
 // The newest pages of a session list come from memory (storage/newest-sessions.ts) exactly as
 // ClickHouse would answer them, and a create, rename or stop shows in the creator's next list
 // whichever of two storage services answers it: one from memory, the other (which keeps none,
-// and does not write) from ClickHouse once the index has caught up.
+// and does not write) from ClickHouse once the index has caught up. Memory behind the bucket
+// (its watch held back) leaves the list to ClickHouse until it has caught up.
 import fc from 'fast-check';
+import { Registry } from 'prom-client';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { join } from 'node:path';
@@ -14,9 +16,10 @@ import { connectBus } from '../../bus/connection.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
-import { SessionRecords } from '../../bus/session-records.ts';
+import { SessionRecords, type WatchFollower } from '../../bus/session-records.ts';
 import { connectClickHouse, clickHouseServer, type ClickHouseClient } from '../../storage/clickhouse.ts';
 import { IndexProgress } from '../../storage/index-progress.ts';
+import { StorageMetrics } from '../../storage/metrics.ts';
 import { NewestSessions } from '../../storage/newest-sessions.ts';
 import { SessionLists } from '../../storage/session-lists.ts';
 import { indexRow, indexSessions, listSessions, type SessionListFilter } from '../../storage/sessions-index.ts';
@@ -85,6 +88,26 @@ async function write(record: SessionRecord, indexOnly = false): Promise<number> 
   return written.revision;
 }
 
+/** A session as a host writes it; an active one's heartbeat ahead, so that no host takes it over. */
+function sessionRecord(user: string, name: string, createdAt: number, active = false): SessionRecord {
+  return {
+    id: newSessionId(createdAt),
+    name,
+    type: 'live_analysis',
+    state: active ? 'active' : 'finished',
+    createdAt,
+    ...(active ? {} : { finishedAt: createdAt + HOUR, stopReason: 'client' as const }),
+    user,
+    product: 'tests',
+    streamUri: STREAM,
+    sensors: [],
+    expiresAt: createdAt + 12 * HOUR,
+    healthCheckAt: Date.now() + DAY,
+    workerState: active ? 'working' : 'stopped',
+    mediaSeconds: 0,
+  };
+}
+
 /**
  * `count` sessions over half a year, newest sparse, some in one millisecond, some renamed, some
  * still active (their heartbeat ahead, so that no host takes them over), one in eight in the
@@ -95,23 +118,7 @@ async function seed(user: string, count: number, next: () => number): Promise<nu
   let revision = 0;
   for (let i = 0; i < count; i++) {
     const createdAt = i % 9 === 3 ? now - 5 * DAY : now - Math.floor(next() ** 2 * 180 * DAY);
-    const active = next() < 0.3;
-    const record: SessionRecord = {
-      id: newSessionId(createdAt),
-      name: `session ${i}`,
-      type: 'live_analysis',
-      state: active ? 'active' : 'finished',
-      createdAt,
-      ...(active ? {} : { finishedAt: createdAt + HOUR, stopReason: 'client' as const }),
-      user,
-      product: 'tests',
-      streamUri: STREAM,
-      sensors: [],
-      expiresAt: createdAt + 12 * HOUR,
-      healthCheckAt: now + DAY,
-      workerState: active ? 'working' : 'stopped',
-      mediaSeconds: 0,
-    };
+    const record = sessionRecord(user, `session ${i}`, createdAt, next() < 0.3);
     if (i % 8 === 5) {
       await write(record, true);
       continue;
@@ -208,6 +215,79 @@ test('a create, rename or stop shows in the creator\'s next list, whichever stor
   }
   const after = [await listedPages(services.metrics.storage, 'memory'), await listedPages(secondMetrics, 'clickhouse')];
   assert.ok(after[0]! > before[0]! && after[1]! > before[1]!, `pages from memory, then from ClickHouse: ${before} -> ${after}`);
+});
+
+/** Tells memory what the watch delivers, or, while held, keeps it back: a watch fallen behind. */
+class HeldWatch implements WatchFollower {
+  held = false;
+  private pending: (() => void)[] = [];
+
+  constructor(private readonly memory: NewestSessions) {}
+
+  restarted(): void {
+    this.pending = [];
+    this.memory.restarted();
+  }
+
+  put(record: SessionRecord, revision: number): void {
+    this.apply(() => this.memory.put(record, revision));
+  }
+
+  deleted(id: string, revision: number): void {
+    this.apply(() => this.memory.deleted(id, revision));
+  }
+
+  release(): void {
+    this.held = false;
+    for (const apply of this.pending.splice(0)) apply();
+  }
+
+  private apply(change: () => void): void {
+    if (this.held) this.pending.push(change);
+    else change();
+  }
+}
+
+test('memory behind the bucket: ClickHouse answers, with the change, and the metric says how far; caught up, memory answers again', async () => {
+  const registry = new Registry();
+  const metrics = new StorageMetrics(registry).sessionLists;
+  const memory = new NewestSessions(KEPT);
+  const watch = new HeldWatch(memory);
+  const lagging = await SessionRecords.open(jetstream(nc), log, 1);
+  try {
+    await lagging.watch(undefined, watch);
+    const behindLists = new SessionLists(memory, lagging, progress, clickhouse, KEPT, log, metrics);
+    const user = `memory-behind-${process.pid}`;
+    const now = Date.now();
+    const filter: SessionListFilter = { user, offset: 0, limit: 10, activeSinceMs: now - DAY };
+    const names = async () => (await behindLists.page(filter, Date.now() + 30_000)).records.map((record) => record.name);
+    const pages = async (source: 'memory' | 'clickhouse') =>
+      (await metrics.pages.get()).values.find((value) => value.labels.source === source)?.value ?? 0;
+    const behind = async () => (await metrics.behind.get()).values[0]?.value;
+
+    const first = await write(sessionRecord(user, 'first', now - HOUR));
+    await waitUntil('the watch to see the first session', async () => memory.revision >= first, 30_000);
+    await names();
+    await waitUntil('the user read from the sessions table', async () => memory.seeded(user), 30_000);
+    const fromMemory = await pages('memory');
+    assert.equal(await names(), ['first']);
+    assert.is(await pages('memory'), fromMemory + 1, 'memory answers while it is as new as the bucket');
+
+    watch.held = true;
+    const second = await write(sessionRecord(user, 'second', now));
+    const fromClickHouse = await pages('clickhouse');
+    assert.equal(await names(), ['second', 'first'], 'the change is listed though memory has not seen it');
+    assert.is(await pages('clickhouse'), fromClickHouse + 1, 'ClickHouse answered');
+    assert.ok((await behind())! >= 1, `behind by ${await behind()} revisions`);
+
+    watch.release();
+    assert.ok(memory.revision >= second, 'memory has caught up');
+    assert.equal(await names(), ['second', 'first']);
+    assert.is(await pages('memory'), fromMemory + 2, 'memory answers again');
+    assert.is(await behind(), 0);
+  } finally {
+    lagging.close();
+  }
 });
 
 test.run();
