@@ -125,6 +125,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // The newest sessions of each user a storage service keeps in memory, to answer the first
     // pages of a session list without ClickHouse (storage/newest-sessions.ts).
     sessionListMemoryPerUser: read.wholeNumber('SESSION_LIST_MEMORY_PER_USER', 200, 0),
+    // All users' together (about 760 bytes each): past it, the users listed least lately are
+    // forgotten and ClickHouse answers them until their next list reads them back.
+    sessionListMemoryTotal: read.wholeNumber('SESSION_LIST_MEMORY_TOTAL', 500_000, 0),
 
     // actor host
     hostId: read.identifier('HOST_ID', `${hostname()}-${process.pid}`),

@@ -27,6 +27,7 @@ const service = await StorageService.start(
     natsReplicas: config.natsReplicas,
     sessionMaxSeconds: config.sessionMaxSeconds,
     sessionListMemoryPerUser: config.sessionListMemoryPerUser,
+    sessionListMemoryTotal: config.sessionListMemoryTotal,
     metrics: new StorageMetrics(registry),
   },
   log.child({ component: 'storage' }),

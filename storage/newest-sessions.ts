@@ -6,6 +6,11 @@
 // which may hold rows the bucket never had (loaded straight into ClickHouse): the union of the
 // newest of each is exact above the higher of their horizons. Active sessions are kept below
 // the horizon too (a user has few), so that a list of them is answered whole.
+//
+// All users together keep at most `total` sessions: past it, the users listed least lately are
+// forgotten whole. A user forgotten is answered by ClickHouse until seeded again; the sessions
+// table then holds every session the bucket had when it was forgotten (its seed waits for the
+// index to catch up), and the watch adds every change since.
 import type { SessionRecord } from '../bus/contracts/session.ts';
 import { publicRecord, type PublicRecord } from '../bus/session-view.ts';
 import type { SessionListFilter } from './sessions-index.ts';
@@ -37,13 +42,22 @@ const listOrder = (a: Entry, b: Entry) =>
   b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 export class NewestSessions {
+  /** Least lately listed first: the first to be forgotten. */
   private readonly users = new Map<string, UserSessions>();
   /** The user of each session kept: a deletion names the session alone. */
   private readonly userOf = new Map<string, string>();
   /** The bucket revision of the last change applied. */
   revision = 0;
 
-  constructor(private readonly perUser: number) {}
+  constructor(
+    private readonly perUser: number,
+    private readonly total: number = Infinity,
+  ) {}
+
+  /** Sessions kept, of all users. */
+  get size(): number {
+    return this.userOf.size;
+  }
 
   /** The watch starts over, replaying every session: what was learnt before is dropped. */
   restarted(): void {
@@ -55,6 +69,19 @@ export class NewestSessions {
   put(record: SessionRecord, revision: number): void {
     this.revision = revision;
     this.insert(record.user, entryOf(publicRecord(record)), true);
+    this.keepWithinTotal();
+  }
+
+  /**
+   * What memory holds of the user now, the user counted as listed: a seed read after it is
+   * taken only if the user was not forgotten since (what memory knew may be in neither).
+   */
+  mark(name: string): object {
+    return this.listed(name);
+  }
+
+  forgottenSince(name: string, mark: object): boolean {
+    return this.users.get(name) !== mark;
   }
 
   /** Whether the user's newest sessions in the sessions table have been added. */
@@ -68,19 +95,21 @@ export class NewestSessions {
    */
   seed(name: string, listed: PublicRecord[], complete: boolean): void {
     for (const record of listed) this.insert(name, entryOf(record), false);
-    const user = this.user(name);
+    const user = this.listed(name);
     const oldest = listed.at(-1);
     if (!complete && oldest) {
       const entry = entryOf(oldest);
       if (!user.horizon || listOrder(entry, user.horizon) < 0) this.dropFrom(user, entry);
     }
     user.seeded = true;
+    this.keepWithinTotal();
   }
 
   /** Adds the user's active sessions created since `sinceMs` as the sessions table lists them. */
   seedActives(name: string, listed: PublicRecord[], sinceMs: number): void {
     for (const record of listed) this.insert(name, entryOf(record), false);
     this.user(name).activesSince = sinceMs;
+    this.keepWithinTotal();
   }
 
   deleted(id: string, revision: number): void {
@@ -98,8 +127,8 @@ export class NewestSessions {
    * kept or the user is not seeded yet.
    */
   page(filter: SessionListFilter): { records: PublicRecord[]; hasMore: boolean } | undefined {
-    const user = this.users.get(filter.user);
-    if (!user?.seeded) return undefined;
+    if (!this.users.get(filter.user)?.seeded) return undefined;
+    const user = this.listed(filter.user);
     const wanted = filter.offset + filter.limit + 1;
     const matching: Entry[] = [];
     for (const entry of user.entries) {
@@ -116,6 +145,24 @@ export class NewestSessions {
       records: matching.slice(filter.offset, filter.offset + filter.limit).map((entry) => JSON.parse(entry.doc) as PublicRecord),
       hasMore: matching.length === wanted,
     };
+  }
+
+  /** The user, now the last to be forgotten. */
+  private listed(name: string): UserSessions {
+    const user = this.user(name);
+    this.users.delete(name);
+    this.users.set(name, user);
+    return user;
+  }
+
+  /** Forgets the users listed least lately until the sessions kept are within `total`. */
+  private keepWithinTotal(): void {
+    for (const [name, user] of this.users) {
+      if (this.userOf.size <= this.total) return;
+      this.users.delete(name);
+      for (const entry of user.entries) this.userOf.delete(entry.id);
+      for (const id of user.actives.keys()) this.userOf.delete(id);
+    }
   }
 
   private user(name: string): UserSessions {

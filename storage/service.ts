@@ -41,6 +41,8 @@ export interface StorageOptions {
   sessionMaxSeconds: number;
   /** The newest sessions of each user kept in memory for the session lists. */
   sessionListMemoryPerUser: number;
+  /** The sessions of all users kept in memory, at most. */
+  sessionListMemoryTotal: number;
   /** Where bus requests and the writer are measured (the process's /metrics). */
   metrics?: StorageMetrics;
 }
@@ -74,7 +76,7 @@ export class StorageService {
     await ensureDeadLetterStream(jsm, options.natsReplicas);
     const clickhouse = connectClickHouse(options.clickhouse, options.database, log.child({ component: 'clickhouse' }));
     const records = await SessionRecords.open(js, log, options.natsReplicas);
-    const newest = new NewestSessions(options.sessionListMemoryPerUser);
+    const newest = new NewestSessions(options.sessionListMemoryPerUser, options.sessionListMemoryTotal);
     await records.watch(undefined, newest);
     const shards = options.clickhouse.cluster ? new Shards(clickhouse, options.clickhouse.cluster) : undefined;
     const writer = options.writer && new StorageWriter(js, clickhouse, log.child({ component: 'writer' }), {

@@ -17,6 +17,8 @@ import { listSessions, type SessionListFilter } from './sessions-index.ts';
 const ACTIVE_SEED = 1000;
 // What a ClickHouse read of a page is left at least, after waiting for the index.
 const READ_MS = 1000;
+// How long a user's seed waits for the index; past it, the next list tries again.
+const SEED_WAIT_MS = 10_000;
 
 export class SessionLists {
   /** Users whose newest sessions are being read from the sessions table into memory. */
@@ -56,14 +58,22 @@ export class SessionLists {
   private seed(user: string, activeSinceMs: number): void {
     if (this.perUser === 0 || this.seeding.has(user)) return;
     this.seeding.add(user);
-    const newest = listSessions(this.clickhouse, { user, offset: 0, limit: this.perUser, activeSinceMs });
-    const actives = listSessions(this.clickhouse, { user, state: 'active', offset: 0, limit: ACTIVE_SEED, activeSinceMs });
     // A session deleted while its rows wait to be purged, or finished since its row was
     // written, is not listed from memory as the table has it.
     const current = (records: PublicRecord[]) => records.filter((record) =>
       !this.records.deletedLately(record.id) && (this.records.peek(record.id)?.record.state ?? record.state) === record.state);
-    Promise.all([newest, actives])
-      .then(([latest, active]) => {
+    const mark = this.memory.mark(user);
+    // Read once the table holds every change the bucket had: a user memory forgot has only
+    // the table for what it knew.
+    this.progress.caughtUp(Date.now() + SEED_WAIT_MS)
+      .then(async (caughtUp) => {
+        if (!caughtUp) return;
+        const [latest, active] = await Promise.all([
+          listSessions(this.clickhouse, { user, offset: 0, limit: this.perUser, activeSinceMs }),
+          listSessions(this.clickhouse, { user, state: 'active', offset: 0, limit: ACTIVE_SEED, activeSinceMs }),
+        ]);
+        // Forgotten meanwhile, the user's changes before the wait may be in neither: next time.
+        if (this.memory.forgottenSince(user, mark)) return;
         this.memory.seed(user, current(latest.records), !latest.hasMore);
         if (!active.hasMore) this.memory.seedActives(user, current(active.records), activeSinceMs);
       })

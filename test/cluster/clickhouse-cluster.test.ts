@@ -215,6 +215,7 @@ step('rows the storage writer stores are read back, each once, from every node',
     natsReplicas: 1,
     sessionMaxSeconds: config.sessionMaxSeconds,
     sessionListMemoryPerUser: config.sessionListMemoryPerUser,
+    sessionListMemoryTotal: config.sessionListMemoryTotal,
   }, storageLog);
   client = connectClickHouse(server, DATABASE);
   // Sessions go to a shard by the hash of their random id: with 8, all on one shard was a 1 in

@@ -16,5 +16,6 @@ export async function startStorageInProcess(config: Config, id: string, database
     natsReplicas: config.natsReplicas,
     sessionMaxSeconds: config.sessionMaxSeconds,
     sessionListMemoryPerUser: config.sessionListMemoryPerUser,
+    sessionListMemoryTotal: config.sessionListMemoryTotal,
   }, log);
 }

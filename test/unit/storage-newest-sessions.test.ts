@@ -1,5 +1,5 @@
 // The session lists' memory: what it answers after a deletion, a restarted watch, a horizon
-// from either source, and with nothing kept.
+// from either source, with nothing kept, and past its total.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
@@ -79,6 +79,38 @@ test('a restarted watch forgets everything; with none kept, no page is answered'
   none.put(record('ann', 0), 1);
   none.seed('ann', [], true);
   assert.is(none.page(first('ann', 10)), undefined);
+});
+
+test('past its total, the users listed least lately are forgotten whole; a seed read before is not taken', () => {
+  const memory = new NewestSessions(10, 6);
+  let revision = 0;
+  for (const user of ['ann', 'bob']) {
+    for (let i = 0; i < 3; i++) memory.put(record(user, i), ++revision);
+    memory.seed(user, [], true);
+  }
+  assert.is(memory.size, 6);
+  // Ann listed last: Bob is the first to go when Cy comes.
+  assert.ok(memory.page(first('ann', 10)));
+  memory.put(record('cy', 0), ++revision);
+  assert.is(memory.size, 4);
+  assert.is(memory.page(first('bob', 10)), undefined, 'Bob forgotten: ClickHouse answers him');
+  assert.equal(names(memory.page(first('ann', 10))), { names: ['s2', 's1', 's0'], hasMore: false });
+
+  // Bob's seed starts; Ann, listed since, makes new sessions that push him out again before it
+  // ends: it is not taken.
+  const mark = memory.mark('bob');
+  memory.put(record('bob', 3), ++revision);
+  assert.ok(memory.page(first('ann', 10)));
+  for (let i = 3; i < 6; i++) memory.put(record('ann', i), ++revision);
+  assert.is(memory.size, 6);
+  assert.ok(memory.forgottenSince('bob', mark));
+  assert.equal(names(memory.page(first('ann', 3))), { names: ['s5', 's4', 's3'], hasMore: true });
+  // A seed that was not overtaken is taken, and answers.
+  const again = memory.mark('bob');
+  memory.seed('bob', [0, 1, 2].map((i) => publicRecord(record('bob', i))), true);
+  assert.not.ok(memory.forgottenSince('bob', again));
+  assert.equal(names(memory.page(first('bob', 2))), { names: ['s2', 's1'], hasMore: true });
+  assert.ok(memory.size <= 6, `${memory.size} kept`);
 });
 
 test.run();
