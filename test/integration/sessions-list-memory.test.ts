@@ -2,7 +2,8 @@
 // ClickHouse would answer them, and a create, rename or stop shows in the creator's next list
 // whichever of two storage services answers it: one from memory, the other (which keeps none,
 // and does not write) from ClickHouse once the index has caught up. Memory behind the bucket
-// (its watch held back) leaves the list to ClickHouse until it has caught up.
+// (its watch held back) leaves the list to ClickHouse until it has caught up, and memory
+// bounded in total forgets the users listed least lately.
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -215,6 +216,49 @@ test('a create, rename or stop shows in the creator\'s next list, whichever stor
   }
   const after = [await listedPages(services.metrics.storage, 'memory'), await listedPages(secondMetrics, 'clickhouse')];
   assert.ok(after[0]! > before[0]! && after[1]! > before[1]!, `pages from memory, then from ClickHouse: ${before} -> ${after}`);
+});
+
+test('memory bounded in total keeps the users listed lately; what it answers is ClickHouse\'s page', async () => {
+  const TOTAL = 50;
+  const bounded = new NewestSessions(KEPT, TOTAL);
+  const watched = await SessionRecords.open(jetstream(nc), log, 1);
+  try {
+    const now = Date.now();
+    const [ann, ben] = ['ann', 'ben'].map((name) => `bounded-${name}-${process.pid}`) as [string, string];
+    let last = 0;
+    // Thirty finished sessions each: one user fits, two do not.
+    for (const user of [ann, ben]) {
+      for (let i = 0; i < 30; i++) last = await write(sessionRecord(user, `${user} ${i}`, now - (i + 1) * HOUR));
+    }
+    await watched.watch(undefined, bounded);
+    await waitUntil('the watch to replay the bucket', async () => bounded.revision >= last, 30_000);
+    assert.ok(bounded.size <= TOTAL, `${bounded.size} kept`);
+    const boundedLists = new SessionLists(bounded, watched, progress, clickhouse, KEPT, log);
+    const page = (user: string, offset = 0): SessionListFilter => ({ user, offset, limit: 10, activeSinceMs: now - DAY });
+    const listedBy = async (user: string) => {
+      await boundedLists.page(page(user), Date.now() + 30_000);
+      await waitUntil(`${user} read back into memory`, async () => bounded.seeded(user), 30_000);
+    };
+
+    await listedBy(ann);
+    assert.not.ok(bounded.seeded(ben), 'Ben, listed less lately, is forgotten');
+    for (const offset of [0, 10, 19]) assert.equal(bounded.page(page(ann, offset)), await listSessions(clickhouse, page(ann, offset)));
+    assert.is(bounded.page(page(ben)), undefined, 'ClickHouse answers Ben');
+
+    // A change of Ann's while she is kept is listed from memory as ClickHouse lists it.
+    const newer = await write(sessionRecord(ann, 'ann newer', now));
+    await waitUntil('the watch to see it', async () => bounded.revision >= newer, 30_000);
+    assert.ok(await progress.caughtUp(Date.now() + 30_000));
+    assert.equal(bounded.page(page(ann)), await listSessions(clickhouse, page(ann)));
+    assert.is(bounded.page(page(ann))!.records[0]!.name, 'ann newer');
+
+    await listedBy(ben);
+    assert.not.ok(bounded.seeded(ann), 'Ann forgotten in turn');
+    assert.equal(bounded.page(page(ben, 10)), await listSessions(clickhouse, page(ben, 10)));
+    assert.ok(bounded.size <= TOTAL, `${bounded.size} kept`);
+  } finally {
+    watched.close();
+  }
 });
 
 /** Tells memory what the watch delivers, or, while held, keeps it back: a watch fallen behind. */
