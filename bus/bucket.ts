@@ -35,9 +35,20 @@ export async function openBucket(js: JetStreamClient, name: string, options: Buc
   }
 }
 
-/** Creates the bucket or binds to it (both are safe to repeat), then raises its replicas if needed. */
+/**
+ * Creates the bucket or binds to it (both are safe to repeat), then raises its replicas if needed.
+ * Reads go to the leader of the bucket's stream, not to any replica (`allow_direct`): a replica
+ * can answer before it has stored a write the leader acknowledged, and a host that read its own
+ * new session as missing there took it for gone and left it unanalysed.
+ */
 async function createOrRaise(js: JetStreamClient, name: string, options: BucketOptions): Promise<KV> {
-  const kv = await new Kvm(js).create(name, { history: 1, storage: StorageType.File, replicas: options.replicas, ttl: options.ttlMs });
+  const kv = await new Kvm(js).create(name, {
+    history: 1,
+    storage: StorageType.File,
+    replicas: options.replicas,
+    ttl: options.ttlMs,
+    allow_direct: false,
+  });
   const status = await kv.status();
   if (status.replicas < options.replicas) {
     const jsm = await js.jetstreamManager();
