@@ -145,6 +145,7 @@ export class SessionActor extends Actor<Message> {
     }
     // Finished, owned by another host, or gone: this host has nothing more to do for it.
     if (lost || result === undefined) {
+      this.log.info({ record: lost ? 'finished or owned by another host' : 'gone' }, 'session left');
       await this.leave();
       return undefined;
     }
