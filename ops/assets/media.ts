@@ -8,6 +8,21 @@ const FACE_API_RAW = 'https://raw.githubusercontent.com/justadudewhohacks/face-a
 /** ggerganov/whisper.cpp (MIT): the commit that added its JFK sample, which never changed since. */
 const WHISPER_CPP_RAW = 'https://raw.githubusercontent.com/ggerganov/whisper.cpp/b0a11594aec50892a02cd8d129eee2dfe93a8bb8';
 
+/**
+ * Debian's pocketsphinx test data (BSD-2; the recordings are LibriVox's, public domain): five
+ * sentences of a reading of Sense and Sensibility, 16 kHz mono, with their transcript.
+ */
+const POCKETSPHINX_TESTDATA = { pkg: 'pocketsphinx-testdata', version: '0.8+5prealpha+1-15' } as const;
+const LIBRIVOX_DIR = '/usr/share/pocketsphinx/test/data/librivox';
+
+const LIBRIVOX_SENTENCES: ReadonlyArray<[name: string, sha256: string, bytes: number]> = [
+  ['sense_and_sensibility_01_austen_64kb-0870.wav', 'b0557cf95c974d930577e58e46b7f068c432a6e3afcc286563d88922b2a5315c', 227244],
+  ['sense_and_sensibility_01_austen_64kb-0880.wav', 'fbec491ef00ee734a67f0ee318e98c51c157b479e1629ff4f4426861ecac0414', 95724],
+  ['sense_and_sensibility_01_austen_64kb-0890.wav', '5793ffbdee55fb8bfd284943a6866864c832d9d4accf2661cabd39915c84ee10', 169644],
+  ['sense_and_sensibility_01_austen_64kb-0920.wav', '40882414ef4cc51f3ff7a63bad0c8c87e7f595ffeb8209fbf756c8ebc5c28a59', 193644],
+  ['sense_and_sensibility_01_austen_64kb-0930.wav', '954adbf0b56ac8a148cbe77b39ca18d76b5f2a1e1f405565bd786ce3e68a68b7', 105324],
+];
+
 const FACE_PHOTOS: ReadonlyArray<[name: string, upstreamPath: string, sha256: string, bytes: number]> = [
   ['angry', 'examples/images/angry.jpg', '1aeb112239806c92d07888b558a915e277392d6dae85bbaf1b845fec3599ec2f', 7677],
   ['disgusted', 'examples/images/disgusted.jpg', 'a7345dc174063f9ef33534b55bab2d85c818f6417732d2cd932715f035236bc5', 29707],
@@ -28,6 +43,13 @@ export const MEDIA_ASSETS: readonly AssetEntry[] = [
     bytes: 352078,
     sources: [MIRROR, { kind: 'url', url: `${WHISPER_CPP_RAW}/samples/jfk.wav` }],
   },
+  ...LIBRIVOX_SENTENCES.map(([name, sha256, bytes]): AssetEntry => ({
+    folder: 'media',
+    file: `speech/${name}`,
+    sha256: [sha256],
+    bytes,
+    sources: [MIRROR, { kind: 'deb', ...POCKETSPHINX_TESTDATA, path: `${LIBRIVOX_DIR}/${name}` }],
+  })),
   ...FACE_PHOTOS.map(([name, upstreamPath, sha256, bytes]): AssetEntry => ({
     folder: 'media',
     file: `faces/${name}.jpg`,

