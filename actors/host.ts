@@ -104,7 +104,10 @@ export class ActorHost {
           faceEffortLevel = level;
         },
       }),
-      speechToText: await SpeechToTextPool.start(config.modelsDir, { threads: config.transcriptionThreads, timer: metrics.inference }),
+      speechToText: await SpeechToTextPool.start(
+        { modelsDir: config.modelsDir, noisyBelowSnrDb: config.noisySpeechBelowSnrDb },
+        { threads: config.transcriptionThreads, timer: metrics.inference },
+      ),
       voice: await VoiceThread.start({
         modelsDir: config.modelsDir,
         maxBacklogSeconds: config.voiceMaxBacklogSeconds,

@@ -162,6 +162,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // the model. Half the cores: on two, a second thread took its core from face analysis
     // (ops/bench/README-capacity.md, "Transcription threads").
     transcriptionThreads: read.wholeNumber('TRANSCRIPTION_THREADS', Math.max(1, Math.floor(availableParallelism() / 2)), 1),
+    // Speech segments whose voice stands less than this many dB above their own noise floor are
+    // transcribed by Moonshine base, the others by tiny: base makes about half of tiny's word
+    // errors under noise for twice its CPU (ops/bench/README-speech-noise.md). 0 sends every
+    // segment to tiny, 1000 every segment to base.
+    noisySpeechBelowSnrDb: read.number('NOISY_SPEECH_BELOW_SNR_DB', 30, 0),
     // Audio a stream may have waiting for voice analysis before its oldest is skipped.
     voiceMaxBacklogSeconds: read.number('VOICE_MAX_BACKLOG_SECONDS', 5, 0.5),
 

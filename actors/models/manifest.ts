@@ -11,6 +11,8 @@ export type AssetSource =
   | { kind: 'mirror' }
   /** A file inside a package tarball from the npm registry; `path` is relative to the package root. */
   | { kind: 'npm'; pkg: string; version: string; path: string }
+  /** A file inside a Debian package from the archive apt is configured for; `path` is where it installs, from `/`. */
+  | { kind: 'deb'; pkg: string; version: string; path: string }
   /** A plain download. */
   | { kind: 'url'; url: string }
   /** Built locally by a named recipe (see recipes.ts). */
@@ -28,6 +30,11 @@ export interface AssetEntry {
 }
 
 const MOONSHINE = { pkg: '@moonshine-ai/moonshine-js', version: '0.1.29' } as const;
+/**
+ * The last releases of Moonshine's JavaScript package that ship the English base model (MIT);
+ * later ones ship a Spanish base model with a non-commercial licence in its place.
+ */
+const MOONSHINE_WITH_BASE = { pkg: '@usefulsensors/moonshine-js', version: '0.1.16' } as const;
 export const MIRROR = { kind: 'mirror' } as const;
 
 export const MODEL_ASSETS: readonly AssetEntry[] = [
@@ -71,16 +78,30 @@ export const MODEL_ASSETS: readonly AssetEntry[] = [
   },
   {
     folder: 'models',
-    file: MODEL_FILES.speechEncoder,
+    file: MODEL_FILES.speechTinyEncoder,
     sha256: ['c6fc4b7bc5af75c0591fd157a1f3829b533d18e9769a888fd95a62e470dd4f4a'],
     bytes: 7937661,
     sources: [MIRROR, { kind: 'npm', ...MOONSHINE, path: 'dist/model/tiny/quantized/encoder_model.onnx' }],
   },
   {
     folder: 'models',
-    file: MODEL_FILES.speechDecoder,
+    file: MODEL_FILES.speechTinyDecoder,
     sha256: ['eed87831c3a6103534aae7d47a5d485025c659a1323901513961c39fe8a1a367'],
     bytes: 20243286,
     sources: [MIRROR, { kind: 'npm', ...MOONSHINE, path: 'dist/model/tiny/quantized/decoder_model_merged.onnx' }],
+  },
+  {
+    folder: 'models',
+    file: MODEL_FILES.speechBaseEncoder,
+    sha256: ['1dd9ab0a7f987113d30affcba5a068d11c8f90fa0223caa3e491ade431ad9751'],
+    bytes: 20513063,
+    sources: [MIRROR, { kind: 'npm', ...MOONSHINE_WITH_BASE, path: 'dist/model/base/quantized/encoder_model.onnx' }],
+  },
+  {
+    folder: 'models',
+    file: MODEL_FILES.speechBaseDecoder,
+    sha256: ['cc9f3cd6698a369c6008b41aa60aa3fb3322e7f03c9bdf19d8e6b7200afca4f3'],
+    bytes: 42498870,
+    sources: [MIRROR, { kind: 'npm', ...MOONSHINE_WITH_BASE, path: 'dist/model/base/quantized/decoder_model_merged.onnx' }],
   },
 ];

@@ -1,19 +1,17 @@
-// Speech to text with Moonshine tiny: the encoder runs once over a whole speech segment, then the
+// Speech to text with Moonshine: the encoder runs once over a whole speech segment, then the
 // decoder picks the likeliest next token until the end token, reusing its attention cache so each
-// step feeds only the newest token.
+// step feeds only the newest token. Its layers and attention heads are read from the decoder, so
+// the tiny and base models load the same way.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import llamaTokenizer from 'llama-tokenizer-js';
-import { MODEL_FILES } from '../models/files.ts';
+import { SPEECH_MODEL_FILES, type SpeechModel } from '../models/files.ts';
 import { loadModel, ort } from '../models/onnx.ts';
 import { withEightBitOutputLayer } from './eight-bit-output-layer.ts';
 
 const SAMPLE_RATE = 16000;
 const START_TOKEN = 1;
 const END_TOKEN = 2;
-const LAYERS = 6;
-const HEADS = 8;
-const HEAD_SIZE = 36;
 /** Speech rarely exceeds this; the cap stops a decoder that keeps repeating itself. */
 const TOKENS_PER_SECOND = 6;
 /** The encoder's convolutions need a little audio; shorter input has no words anyway. */
@@ -26,7 +24,8 @@ export interface Transcriber {
 }
 
 export class SpeechToText implements Transcriber {
-  private readonly emptyCache: ort.Tensor = new ort.Tensor('float32', new Float32Array(0), [1, HEADS, 0, HEAD_SIZE]);
+  private readonly layers: number;
+  private readonly emptyCache: ort.Tensor;
   private readonly firstStep: ort.Tensor = new ort.Tensor('bool', Uint8Array.from([0]), [1]);
   private readonly laterStep: ort.Tensor = new ort.Tensor('bool', Uint8Array.from([1]), [1]);
 
@@ -34,13 +33,18 @@ export class SpeechToText implements Transcriber {
   constructor(
     private readonly encoder: ort.InferenceSession,
     private readonly decoder: ort.InferenceSession,
-  ) {}
+  ) {
+    const shape = attentionShape(decoder);
+    this.layers = shape.layers;
+    this.emptyCache = new ort.Tensor('float32', new Float32Array(0), [1, shape.heads, 0, shape.headSize]);
+  }
 
-  /** The models of `modelsDir`, the decoder's output layer fed its 8-bit weights (eight-bit-output-layer.ts). */
-  static async load(modelsDir: string): Promise<SpeechToText> {
+  /** `model` from `modelsDir`, the decoder's output layer fed its 8-bit weights (eight-bit-output-layer.ts). */
+  static async load(modelsDir: string, model: SpeechModel): Promise<SpeechToText> {
+    const files = SPEECH_MODEL_FILES[model];
     const [encoder, decoder] = await Promise.all([
-      loadModel(join(modelsDir, MODEL_FILES.speechEncoder)),
-      readFile(join(modelsDir, MODEL_FILES.speechDecoder)).then((model) => loadModel(withEightBitOutputLayer(model))),
+      loadModel(join(modelsDir, files.encoder)),
+      readFile(join(modelsDir, files.decoder)).then((bytes) => loadModel(withEightBitOutputLayer(bytes))),
     ]);
     return new SpeechToText(encoder, decoder);
   }
@@ -53,7 +57,7 @@ export class SpeechToText implements Transcriber {
     const maxTokens = Math.ceil((samples.length / SAMPLE_RATE) * TOKENS_PER_SECOND);
 
     const cache: Feeds = {};
-    for (let layer = 0; layer < LAYERS; layer++) {
+    for (let layer = 0; layer < this.layers; layer++) {
       for (const part of ['decoder', 'encoder']) {
         for (const kind of ['key', 'value']) cache[`past_key_values.${layer}.${part}.${kind}`] = this.emptyCache;
       }
@@ -71,7 +75,7 @@ export class SpeechToText implements Transcriber {
       if (token === END_TOKEN) break;
       tokens.push(token);
       // Self-attention grows with every step; cross-attention over the audio is fixed after the first.
-      for (let layer = 0; layer < LAYERS; layer++) {
+      for (let layer = 0; layer < this.layers; layer++) {
         for (const kind of ['key', 'value']) {
           cache[`past_key_values.${layer}.decoder.${kind}`] = result[`present.${layer}.decoder.${kind}`]!;
           if (step === 0) cache[`past_key_values.${layer}.encoder.${kind}`] = result[`present.${layer}.encoder.${kind}`]!;
@@ -80,6 +84,14 @@ export class SpeechToText implements Transcriber {
     }
     return llamaTokenizer.decode(tokens, false, false).trim();
   }
+}
+
+/** How many layers the decoder has, and the [heads, size] of each layer's cached keys. */
+function attentionShape(decoder: ort.InferenceSession): { layers: number; heads: number; headSize: number } {
+  const cached = decoder.inputMetadata.filter((input) => /^past_key_values\.\d+\.decoder\.key$/.test(input.name));
+  const [, heads, , headSize] = (cached[0]?.isTensor && cached[0].shape) || [];
+  if (typeof heads !== 'number' || typeof headSize !== 'number') throw new Error('the decoder has no attention cache of fixed shape');
+  return { layers: cached.length, heads, headSize };
 }
 
 /** Index of the largest value; the logits of the single position fed. */

@@ -1,5 +1,5 @@
-// How far a speech segment stands above its own noise floor, to leave clean speech to the
-// transcriber as it came: a VAD segment holds the pauses between words and its own padding, and
+// How far a speech segment stands above its own noise floor, to tell clean speech from noisy
+// speech: a VAD segment holds the pauses between words and its own padding, and
 // those quiet frames are the noise floor.
 const FRAME = 320; // 20 ms at 16 kHz
 /** The quiet frames' share (the noise floor) and the loud frames' share (the voice). */

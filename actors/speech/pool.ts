@@ -4,6 +4,7 @@
 // fewest segments in hand.
 import type { InferenceTimer } from '../models/inference-timer.ts';
 import type { Transcriber } from './moonshine.ts';
+import type { SpeechThreadOptions } from './speech-thread.ts';
 import { ThreadedSpeechToText } from './threaded.ts';
 
 export class SpeechToTextPool implements Transcriber {
@@ -11,10 +12,10 @@ export class SpeechToTextPool implements Transcriber {
     if (threads.length === 0) throw new Error('a transcription pool needs at least one thread');
   }
 
-  /** Starts `threads` threads and waits until each has loaded its model. */
-  static async start(modelsDir: string, options: { threads: number; timer?: InferenceTimer }): Promise<SpeechToTextPool> {
+  /** Starts `threads` threads and waits until each has loaded its models. */
+  static async start(thread: SpeechThreadOptions, options: { threads: number; timer?: InferenceTimer }): Promise<SpeechToTextPool> {
     const started = await Promise.allSettled(
-      Array.from({ length: options.threads }, () => ThreadedSpeechToText.start(modelsDir, options.timer)),
+      Array.from({ length: options.threads }, () => ThreadedSpeechToText.start(thread, options.timer)),
     );
     const threads = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failed = started.find((result) => result.status === 'rejected');

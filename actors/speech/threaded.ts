@@ -3,7 +3,7 @@
 import type { InferenceTimer } from '../models/inference-timer.ts';
 import { StreamThread } from '../models/stream-thread.ts';
 import type { Transcriber } from './moonshine.ts';
-import type { SpeechReply, SpeechRequest } from './speech-thread.ts';
+import type { SpeechReply, SpeechRequest, SpeechThreadOptions } from './speech-thread.ts';
 
 export class ThreadedSpeechToText implements Transcriber {
   private asked = 0;
@@ -17,8 +17,8 @@ export class ThreadedSpeechToText implements Transcriber {
    * Starts the thread and waits until its model is loaded, so a broken model fails at start.
    * `timer` times each transcription's round trip to the thread, its wait there included.
    */
-  static async start(modelsDir: string, timer?: InferenceTimer): Promise<ThreadedSpeechToText> {
-    const thread = new StreamThread<SpeechRequest, SpeechReply>('speech', new URL('./speech-thread.ts', import.meta.url), { modelsDir });
+  static async start(options: SpeechThreadOptions, timer?: InferenceTimer): Promise<ThreadedSpeechToText> {
+    const thread = new StreamThread<SpeechRequest, SpeechReply>('speech', new URL('./speech-thread.ts', import.meta.url), options);
     await thread.start();
     return new ThreadedSpeechToText(thread, timer);
   }

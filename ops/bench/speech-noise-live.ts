@@ -1,7 +1,8 @@
 // Speech under noise through the live path: each condition of speech-noise.ts (clean, pink
 // noise and music at 20, 10 and 5 dB SNR) encoded as a clip (AAC at 64 kb/s in FLV, as an
 // encoder sends it; audio only, so that face analysis of a picture takes no CPU from speech), looped into a local RTMP server, analysed by a session of the service as configured
-// (stream -> ingest -> VAD -> Moonshine), and its transcript scored against the read text.
+// (stream -> ingest -> VAD -> Moonshine), and its transcript scored against the read text,
+// for each voice (people recorded, espeak-ng) and both.
 // The service reads its configuration from this process's environment, so a configuration is
 // compared by running this script with and without it. See ops/bench/README-speech-noise.md.
 import { execFile } from 'node:child_process';
@@ -15,9 +16,9 @@ import { freePort } from '../stack/ports.ts';
 import { startServices, type Services } from '../support/services.ts';
 import { publish, waitForStream } from '../support/streams/publish.ts';
 import { startRtmpServer } from '../support/streams/rtmp-server.ts';
-import { wordErrors } from '../support/word-error-rate.ts';
-import { CONDITIONS, conditionName, mixedTrack, readSpeech, referenceText, type Corpus } from './lib/speech-corpus.ts';
-import { SAMPLE_RATE, toPcm } from './lib/speech.ts';
+import { errorsPerReferenceWord, wordErrors, words } from '../support/word-error-rate.ts';
+import { CONDITIONS, VOICES, conditionName, mixedTrack, readSpeech, referenceText, type Corpus, type Voice } from './lib/speech-corpus.ts';
+import { SAMPLE_RATE, wavFile } from './lib/speech.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
@@ -27,24 +28,6 @@ const run = promisify(execFile);
 const LOOPS = 2.3;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function wav(samples: Float32Array): Buffer {
-  const pcm = toPcm(samples);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'latin1');
-  header.writeUInt32LE(36 + pcm.length, 4);
-  header.write('WAVEfmt ', 8, 'latin1');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(SAMPLE_RATE, 24);
-  header.writeUInt32LE(SAMPLE_RATE * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'latin1');
-  header.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([header, pcm]);
-}
 
 /** A new session on `streamUri`; waits out the host's admission of a burst of creates (503). */
 async function createSession(services: Services, name: string, streamUri: string): Promise<string> {
@@ -71,6 +54,18 @@ function bestLoop(reference: string, texts: string[]): { errors: number; words: 
     }
   }
   return best;
+}
+
+/** Word error rate per voice of `text` against the whole reference: each edit counts for the voice of the word it is charged to. */
+function perVoice(corpus: Corpus, text: string): Map<Voice, number> {
+  const voiceOfWord = corpus.sentences.flatMap((sentence) => words(sentence.text).map(() => sentence.voice));
+  const charged = errorsPerReferenceWord(referenceText(corpus), text);
+  return new Map(
+    VOICES.map((voice) => {
+      const mine = voiceOfWord.flatMap((of, i) => (of === voice ? [charged[i]!] : []));
+      return [voice, mine.reduce((sum, n) => sum + n, 0) / mine.length];
+    }),
+  );
 }
 
 /** The text of every segment of the session, in time order, read a page at a time. */
@@ -107,13 +102,13 @@ try {
     },
   });
   stops.push(() => services.stop());
-  const corpus: Corpus = await readSpeech(dir);
+  const corpus: Corpus = await readSpeech(config.mediaDir, dir);
   const reference = referenceText(corpus);
   const loopSeconds = corpus.track.length / SAMPLE_RATE;
   const sessions: { name: string; id: string }[] = [];
   for (const [n, condition] of CONDITIONS.entries()) {
     const file = join(dir, `condition-${n}.wav`);
-    writeFileSync(file, wav(mixedTrack(corpus, condition)));
+    writeFileSync(file, wavFile(mixedTrack(corpus, condition)));
     const clip = join(dir, `condition-${n}.flv`);
     await run('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', file, '-c:a', 'aac', '-b:a', '64k', '-ar', '44100', '-f', 'flv', clip]);
     const streamUri = rtmp.url(`condition-${n}`);
@@ -131,11 +126,18 @@ try {
   for (const { name, id } of sessions) {
     const texts = await transcript(services, id);
     const loop = bestLoop(reference, texts);
-    rows.push([name, String(texts.length), fixed(loop.errors / loop.words, 3), loop.text.length > 90 ? `${loop.text.slice(0, 87)}...` : loop.text]);
+    const voices = perVoice(corpus, loop.text);
+    rows.push([
+      name,
+      String(texts.length),
+      ...VOICES.map((voice) => fixed(voices.get(voice)!, 3)),
+      fixed(loop.errors / loop.words, 3),
+      loop.text.length > 90 ? `${loop.text.slice(0, 87)}...` : loop.text,
+    ]);
   }
   printTable(
     `Word error rate through the live path (${corpus.sentences.length} sentences, ${fixed(loopSeconds)} s a loop, best-aligned loop of ${LOOPS} seen)`,
-    ['condition', 'segments', 'WER', 'transcript of that loop'],
+    ['condition', 'segments', ...VOICES.map((voice) => `WER, ${voice}`), 'WER, both', 'transcript of that loop'],
     rows,
   );
 } finally {

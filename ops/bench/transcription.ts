@@ -132,7 +132,7 @@ const dir = join(config.varDir, 'bench', `transcription-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 try {
   const clips = await loadClips(dir);
-  const stt = await SpeechToText.load(config.modelsDir);
+  const stt = await SpeechToText.load(config.modelsDir, 'tiny');
   const factors = await realTimeFactors(stt, clips);
   printTable(
     `Moonshine tiny real-time factor (median of ${REPEATS}, one onnxruntime thread, after one warm-up)`,

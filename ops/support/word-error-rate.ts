@@ -22,3 +22,37 @@ export function wordErrorRate(reference: string, hypothesis: string): number {
   const { errors, words } = wordErrors(reference, hypothesis);
   return errors / words;
 }
+
+/**
+ * The edits of `wordErrors` charged to each reference word, along one cheapest alignment: a
+ * substitution or deletion to its own word, an insertion to the reference word before it (the
+ * first word for insertions before any). They add up to `wordErrors(...).errors`.
+ */
+export function errorsPerReferenceWord(reference: string, hypothesis: string): number[] {
+  const ref = words(reference);
+  const hyp = words(hypothesis);
+  const cost = Array.from({ length: ref.length + 1 }, (_, i) => Array.from({ length: hyp.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= ref.length; i++) {
+    for (let j = 1; j <= hyp.length; j++) {
+      cost[i]![j] = Math.min(cost[i - 1]![j]! + 1, cost[i]![j - 1]! + 1, cost[i - 1]![j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
+    }
+  }
+  const charged = new Array<number>(ref.length).fill(0);
+  const charge = (i: number) => {
+    if (ref.length > 0) charged[Math.max(0, i)]!++;
+  };
+  for (let i = ref.length, j = hyp.length; i > 0 || j > 0; ) {
+    if (i > 0 && j > 0 && cost[i]![j] === cost[i - 1]![j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1)) {
+      if (ref[i - 1] !== hyp[j - 1]) charge(i - 1);
+      i--;
+      j--;
+    } else if (i > 0 && cost[i]![j] === cost[i - 1]![j]! + 1) {
+      charge(i - 1);
+      i--;
+    } else {
+      charge(i - 1);
+      j--;
+    }
+  }
+  return charged;
+}

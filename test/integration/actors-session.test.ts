@@ -93,7 +93,7 @@ test.before(async () => {
   records = await SessionRecords.open(jetstream(nc), quiet, config.natsReplicas);
   resources = {
     faces: await FaceThread.start({ modelsDir: config.modelsDir, effortCalmMs: config.faceEffortCalmSeconds * 1000 }),
-    speechToText: await SpeechToText.load(config.modelsDir),
+    speechToText: await SpeechToText.load(config.modelsDir, 'tiny'),
     voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
     egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })),
     pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptionQueueLimit: 8 },

@@ -76,12 +76,12 @@ test('a model without such a product is refused, not passed through', () => {
 });
 
 test("Moonshine's decoder: both branches' output layers are rewritten, and the JFK sample gives the same text", async () => {
-  const published = await readFile(join(config.modelsDir, MODEL_FILES.speechDecoder));
+  const published = await readFile(join(config.modelsDir, MODEL_FILES.speechTinyDecoder));
   const rewritten = withEightBitOutputLayer(published);
   const products = (model: Uint8Array) => (Buffer.from(model).toString('latin1').match(/DynamicQuantizeMatMul/g) ?? []).length;
   assert.is(products(rewritten) - products(published), 2);
 
-  const encoder = await loadModel(join(config.modelsDir, MODEL_FILES.speechEncoder));
+  const encoder = await loadModel(join(config.modelsDir, MODEL_FILES.speechTinyEncoder));
   const samples = pcmToFloat(await jfkPcm());
   const asPublished = await new SpeechToText(encoder, await loadModel(published)).transcribe(samples);
   const withEightBit = await new SpeechToText(encoder, await loadModel(rewritten)).transcribe(samples);

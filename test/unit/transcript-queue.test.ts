@@ -26,7 +26,7 @@ function collect(limit: number, stt: SpeechToText) {
 }
 
 test('over the limit the oldest waiting segment is dropped and counted', async () => {
-  const stt = await SpeechToText.load(config.modelsDir);
+  const stt = await SpeechToText.load(config.modelsDir, 'tiny');
   const [first, second, third, fourth] = await phrases();
   const { queue, rows, drops } = collect(1, stt);
   // The first starts at once; the others wait, one at a time, so the second and third are dropped.
@@ -40,7 +40,7 @@ test('over the limit the oldest waiting segment is dropped and counted', async (
 });
 
 test('close transcribes everything waiting; silence gives no row', async () => {
-  const stt = await SpeechToText.load(config.modelsDir);
+  const stt = await SpeechToText.load(config.modelsDir, 'tiny');
   const [first, , third] = await phrases();
   const { queue, rows, drops } = collect(8, stt);
   queue.push(first!);
@@ -54,7 +54,7 @@ test('close transcribes everything waiting; silence gives no row', async () => {
 });
 
 test('each segment reports how long it waited behind the ones before it', async () => {
-  const stt = await SpeechToText.load(config.modelsDir);
+  const stt = await SpeechToText.load(config.modelsDir, 'tiny');
   const [first, second] = await phrases();
   const waits: number[] = [];
   let firstDoneAt = 0;

@@ -6,9 +6,10 @@ import { SpeechToTextPool } from '../../actors/speech/pool.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();
+const options = { modelsDir: config.modelsDir, noisyBelowSnrDb: config.noisySpeechBelowSnrDb };
 
 test('the speech thread transcribes off the main thread: the event loop turns while it runs', async () => {
-  const stt = await ThreadedSpeechToText.start(config.modelsDir);
+  const stt = await ThreadedSpeechToText.start(options);
   try {
     const samples = pcmToFloat(await jfkPcm());
     const transcriptions = Promise.all([stt.transcribe(samples), stt.transcribe(samples.slice(0, 16000 * 4))]);
@@ -24,7 +25,7 @@ test('the speech thread transcribes off the main thread: the event loop turns wh
 });
 
 test('the pool gives each segment to the thread with the fewest in hand, and each answers its own', async () => {
-  const threads = await Promise.all([ThreadedSpeechToText.start(config.modelsDir), ThreadedSpeechToText.start(config.modelsDir)]);
+  const threads = await Promise.all([ThreadedSpeechToText.start(options), ThreadedSpeechToText.start(options)]);
   const pool = new SpeechToTextPool(threads);
   try {
     const samples = pcmToFloat(await jfkPcm());

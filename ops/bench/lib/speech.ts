@@ -29,3 +29,31 @@ export function toPcm(samples: Float32Array): Buffer {
   for (let i = 0; i < samples.length; i++) pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, samples[i]!)) * 32767), 2 * i);
   return pcm;
 }
+
+/** Floats in -1..1 as a 16 kHz mono 16-bit WAV file. */
+export function wavFile(samples: Float32Array): Buffer {
+  const pcm = toPcm(samples);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(36 + pcm.length, 4);
+  header.write('WAVEfmt ', 8, 'latin1');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(SAMPLE_RATE, 24);
+  header.writeUInt32LE(SAMPLE_RATE * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(pcm.length, 40);
+  return Buffer.concat([header, pcm]);
+}
+
+/** Any audio file ffmpeg reads, as 16 kHz mono samples. */
+export async function decodedSamples(file: string, ffmpegPath = 'ffmpeg'): Promise<Float32Array> {
+  const { stdout } = await run(ffmpegPath, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', file, '-ar', String(SAMPLE_RATE), '-ac', '1', '-f', 's16le', 'pipe:1'], {
+    encoding: 'buffer',
+    maxBuffer: 1 << 30,
+  });
+  return pcmToFloat(stdout);
+}

@@ -76,7 +76,7 @@ async function runLevel(stt: SpeechToText, request: LevelRequest): Promise<Level
   };
 }
 
-const stt = await SpeechToText.load(config.modelsDir);
+const stt = await SpeechToText.load(config.modelsDir, 'tiny');
 process.on('message', (request: LevelRequest | 'exit') => {
   if (request === 'exit') process.exit(0);
   runLevel(stt, request).then(

@@ -1,7 +1,8 @@
 // RNNoise (a small recurrent network trained to keep speech and drop noise) in front of
-// speech-to-text, on one speech segment at a time. RNNoise works on 48 kHz frames of 480 samples,
-// so each 16 kHz segment is tripled, denoised and brought back. A fresh network state per segment
-// keeps the call stateless, as a transcription thread serves every session of the host.
+// speech-to-text, on one speech segment at a time, as the speech-under-noise benchmark tries it.
+// The service ran it once and no longer does: on recorded voices it cost words at every noise
+// level (README-speech-noise.md). RNNoise works on 48 kHz frames of 480 samples, so each 16 kHz
+// segment is tripled, denoised and brought back, with a fresh network state per segment.
 import createRnnoise, { type RnnoiseModule } from '@echogarden/rnnoise-wasm';
 
 const UPSAMPLE = 3;
