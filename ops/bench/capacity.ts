@@ -7,7 +7,7 @@
 // streams merely decoded by bare ffmpeg, the floor it is compared with. Method and columns:
 // ops/bench/README-capacity.md.
 //
-//   node --import tsx ops/bench/capacity.ts [--n 1,4,8,12,16,20] [--window 60] [--warmup 20] [--floor 30] [--profile DIR] [--admission host] [--stagger S]
+//   node --import tsx ops/bench/capacity.ts [--n 1,4,8,12,16,20] [--window 60] [--warmup 20] [--floor 30] [--profile DIR] [--admission host] [--stagger S] [--noise pink:10]
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -25,7 +25,7 @@ import { startNats } from '../stack/nats.ts';
 import { freePort } from '../stack/ports.ts';
 import { startService, waitUntil } from '../stack/process.ts';
 import { startServices, type Services } from '../support/services.ts';
-import { capacityClip } from './lib/capacity-clip.ts';
+import { capacityClip, type ClipNoise } from './lib/capacity-clip.ts';
 import { capacityCharts, capacityMarkdown, capacityTables, SERVICE_KINDS, type CapacityResult, type Failure, type Spread } from './lib/capacity-report.ts';
 import { closeSessions, openSessions, readSessions, type OpenSession, type SessionReading } from './lib/capacity-sessions.ts';
 import { LATENCY_KINDS, LiveRows } from './lib/live-rows.ts';
@@ -45,6 +45,7 @@ interface Settings {
   hostAdmission: boolean;
   /** Seconds between the starts of one stream's publisher and the next's. */
   staggerSeconds: number;
+  noise: ClipNoise | undefined;
 }
 
 /** What runs for the whole benchmark, shared by every N. */
@@ -117,7 +118,12 @@ async function main(): Promise<void> {
   let code = 0;
   try {
     progress('building the clip (once; cached in var/bench/capacity-clip)');
-    const clip = await capacityClip({ dir: join(config.varDir, 'bench', 'capacity-clip'), mediaDir: config.mediaDir, ffmpegPath: config.ffmpegPath });
+    const clip = await capacityClip({
+      dir: join(config.varDir, 'bench', 'capacity-clip'),
+      mediaDir: config.mediaDir,
+      ffmpegPath: config.ffmpegPath,
+      noise: settings.noise,
+    });
     const bench = await startBench(config, clip, settings, teardown);
     for (const n of settings.sessions) {
       stopping.signal.throwIfAborted();
@@ -162,6 +168,9 @@ function parseSettings(argv: string[]): Settings {
       admission: { type: 'string', default: 'bench' },
       // Seconds between publishers' starts, so the streams are not in step (0: all at once).
       stagger: { type: 'string', default: '0' },
+      // Background noise under the clip's speech, `pink:10` or `music:10` (kind:SNR in dB), to
+      // measure what noisy speech costs (the service hears it with Moonshine base).
+      noise: { type: 'string' },
     },
   });
   if (!['bench', 'host'].includes(values.admission)) throw new Error(`--admission takes bench or host, got "${values.admission}"`);
@@ -178,7 +187,15 @@ function parseSettings(argv: string[]): Settings {
     profileDir: values.profile === undefined ? undefined : resolve(values.profile),
     hostAdmission: values.admission === 'host',
     staggerSeconds: values.stagger === '0' ? 0 : positive('stagger', values.stagger),
+    noise: values.noise === undefined ? undefined : parseNoise(values.noise),
   };
+}
+
+function parseNoise(text: string): ClipNoise {
+  const [kind, snr] = text.split(':');
+  const snrDb = Number(snr);
+  if ((kind !== 'pink' && kind !== 'music') || !Number.isFinite(snrDb)) throw new Error(`--noise takes pink:<dB> or music:<dB>, got "${text}"`);
+  return { kind, snrDb };
 }
 
 /** What makes every service process profile itself (lib/cpu-profile-hook.ts) into `dir`. */
@@ -411,7 +428,7 @@ function outputFiles(config: Config): Outputs {
 function writeOutputs(results: CapacityResult[], skipped: string[], settings: Settings, clip: string, outputs: Outputs, config: Config): void {
   const run = {
     startedAt: new Date(startedAt),
-    command: `node --import tsx ops/bench/capacity.ts --n ${settings.sessions.join(',')} --window ${settings.windowSeconds} --warmup ${settings.warmupSeconds} --floor ${settings.floorSeconds}${settings.hostAdmission ? ' --admission host' : ''}${settings.staggerSeconds ? ` --stagger ${settings.staggerSeconds}` : ''}`,
+    command: `node --import tsx ops/bench/capacity.ts --n ${settings.sessions.join(',')} --window ${settings.windowSeconds} --warmup ${settings.warmupSeconds} --floor ${settings.floorSeconds}${settings.hostAdmission ? ' --admission host' : ''}${settings.staggerSeconds ? ` --stagger ${settings.staggerSeconds}` : ''}${settings.noise ? ` --noise ${settings.noise.kind}:${settings.noise.snrDb}` : ''}`,
     machine: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}`,
     clip: relative(config.projectRoot, clip),
     rawFile: relative(config.projectRoot, outputs.raw),

@@ -4,10 +4,12 @@
 // camera, rather than a few kbit/s on flat colour), four real faces drifting over it, and
 // continuous speech in AAC stereo at 44.1 kHz. Encoded once, then looped with `-c copy`.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ffprobePath } from '../../../actors/ingest/ffmpeg-args.ts';
+import { makeNoise, mixAtSnr, type NoiseKind } from './noise.ts';
+import { decodedSamples, wavFile } from './speech.ts';
 
 const run = promisify(execFile);
 
@@ -29,20 +31,29 @@ const PASSAGES = [
   'When the museum opened its new wing, visitors lined up around the block. The paintings had been restored over three years by a small group of experts, who worked slowly and carefully.',
 ];
 
+export interface ClipNoise {
+  kind: NoiseKind;
+  snrDb: number;
+}
+
 export interface ClipOptions {
   /** Where the clip and its spoken passages are kept between runs. */
   dir: string;
   mediaDir: string;
   ffmpegPath: string;
+  /** Background noise under the speech (ops/bench/lib/noise.ts), at this SNR; none when absent. */
+  noise?: ClipNoise;
 }
 
 /** The clip's path: built on the first run (a minute or two), found in `dir` afterwards. */
 export async function capacityClip(options: ClipOptions): Promise<string> {
   const { dir } = options;
-  const clip = join(dir, `capacity-${RECIPE}.flv`);
+  const { noise } = options;
+  const clip = join(dir, `capacity-${RECIPE}${noise ? `-${noise.kind}-${noise.snrDb}dB` : ''}.flv`);
   if (existsSync(clip)) return clip;
   mkdirSync(dir, { recursive: true });
-  const speech = await speechParts(options);
+  const parts = await speechParts(options);
+  const speech = noise ? [await noisySpeech(parts, noise, options)] : parts;
   const seconds = await totalSeconds(speech, options.ffmpegPath);
   const partial = `${clip}.${process.pid}.partial`;
   try {
@@ -64,6 +75,16 @@ async function speechParts(options: ClipOptions): Promise<string[]> {
     parts.push(jfk, wav);
   }
   return parts;
+}
+
+/** The parts spoken one after another with `noise` under them, as one 16 kHz WAV file. */
+async function noisySpeech(parts: string[], noise: ClipNoise, options: ClipOptions): Promise<string> {
+  const decoded = await Promise.all(parts.map((part) => decodedSamples(part, options.ffmpegPath)));
+  const speech = new Float32Array(decoded.reduce((sum, samples) => sum + samples.length, 0));
+  decoded.reduce((at, samples) => (speech.set(samples, at), at + samples.length), 0);
+  const wav = join(options.dir, `speech-${noise.kind}-${noise.snrDb}dB.wav`);
+  writeFileSync(wav, wavFile(mixAtSnr(speech, makeNoise(noise.kind, speech.length), noise.snrDb)));
+  return wav;
 }
 
 async function totalSeconds(wavs: string[], ffmpegPath: string): Promise<number> {
