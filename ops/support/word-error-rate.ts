@@ -1,7 +1,17 @@
 // Word error rate, the measure of every transcript check: word-level edit distance (substitutions,
-// insertions, deletions) over the number of reference words, case and punctuation ignored.
+// insertions, deletions) over the number of reference words, case and punctuation ignored, and
+// titles compared as they are spoken (a transcriber writes "Mr." for what a transcript spells
+// "mister"), as speech recognition scoring commonly normalises them.
 
-export const words = (text: string) => text.toLowerCase().replace(/[^a-z0-9' ]+/g, ' ').split(/\s+/).filter(Boolean);
+const SPOKEN_TITLES: Record<string, string> = { mr: 'mister', mrs: 'missus', dr: 'doctor' };
+
+export const words = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9' ]+/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((word) => SPOKEN_TITLES[word] ?? word);
 
 /** The edits that turn `reference` into `hypothesis`, and how many words the reference has. */
 export function wordErrors(reference: string, hypothesis: string): { errors: number; words: number } {

@@ -11,6 +11,11 @@ test('word error rate counts substitutions, insertions and deletions', () => {
   assert.is(wordErrorRate('ask not what', 'ask not not what you'), 2 / 3);
 });
 
+test('titles count as spoken: "Mr." is "mister"', () => {
+  assert.is(wordErrorRate('and mister john dashwood', 'And Mr. John Dashwood'), 0);
+  assert.is(wordErrorRate('and mister john dashwood', 'And Mrs. John Dashwood'), 1 / 4);
+});
+
 test('each edit is charged to the reference word it touches, insertions to the word before', () => {
   assert.equal(errorsPerReferenceWord('ask not what', 'ask what'), [0, 1, 0]);
   assert.equal(errorsPerReferenceWord('ask not what', 'ask knot what'), [0, 1, 0]);
