@@ -10,7 +10,14 @@ export class TurnBatch {
   /** Calls `send` in the loop's next check phase, with every other send of this round. */
   run<T>(send: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queued.push(() => send().then(resolve, reject));
+      this.queued.push(() => {
+        // A send that throws before it returns a promise fails its own caller, not the round.
+        try {
+          send().then(resolve, reject);
+        } catch (error) {
+          reject(error);
+        }
+      });
       if (this.queued.length === 1) setImmediate(() => this.flush());
     });
   }

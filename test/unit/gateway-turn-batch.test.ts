@@ -33,6 +33,17 @@ test('a failed send rejects its own caller only', async () => {
   assert.is(await fine, 'ok');
 });
 
+test('a send that throws at once rejects its own caller, and the rest of the round is sent', async () => {
+  const batch = new TurnBatch();
+  const throwing = batch.run((): Promise<string> => {
+    throw new Error('bad subject');
+  });
+  const fine = batch.run(async () => 'ok');
+  const failure = await throwing.then(() => undefined, (error: Error) => error.message);
+  assert.is(failure, 'bad subject');
+  assert.is(await fine, 'ok');
+});
+
 test('a send made while a round is sent waits for the next round', async () => {
   const batch = new TurnBatch();
   const order: string[] = [];
