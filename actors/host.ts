@@ -228,7 +228,9 @@ export class ActorHost {
         observe: this.parts.metrics.bus,
       });
     } else if (!free && this.createSubscription) {
-      this.createSubscription.unsubscribe();
+      // Drained, not dropped: creates the server routed here before it learned of the change
+      // are still answered (503 overloaded, by create's own check) instead of left to time out.
+      this.createSubscription.drain().catch((error: unknown) => this.parts.log.debug({ err: error }, 'create subscription not drained'));
       this.createSubscription = undefined;
     }
   }
