@@ -1,4 +1,5 @@
-// Transcription speed: the real-time factor of Moonshine tiny (processing time / audio length)
+// Transcription speed: the real-time factor of Moonshine (tiny, or base with `base` as the first
+// argument; processing time / audio length)
 // on the JFK sample and on 10-20 s spoken passages, and how many sessions of continuous speech
 // one machine keeps up with: N transcript queues spread over one host process per core, each
 // fed one segment as soon as its audio has been spoken, N rising until transcripts come later
@@ -10,12 +11,19 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readConfig } from '../../bus/config.ts';
+import type { SpeechModel } from '../../actors/models/files.ts';
 import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import type { LevelReport, LevelRequest } from './lib/transcription-host.ts';
 import { SAMPLE_RATE, jfkSamples, spokenSamples } from './lib/speech.ts';
 import { cpuSecondsOf, elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const model = parseModel(process.argv[2]);
+
+function parseModel(argument: string | undefined): SpeechModel {
+  if (argument === undefined || argument === 'tiny' || argument === 'base') return argument ?? 'tiny';
+  throw new Error(`usage: node --import tsx ops/bench/transcription.ts [tiny|base], got "${argument}"`);
+}
 
 const TARGET_RTF = 0.1;
 const REPEATS = 3;
@@ -81,7 +89,7 @@ interface Host {
 async function startHosts(count: number): Promise<Host[]> {
   return Promise.all(
     Array.from({ length: count }, async () => {
-      const child = fork(fileURLToPath(new URL('./lib/transcription-host.ts', import.meta.url)), {
+      const child = fork(fileURLToPath(new URL('./lib/transcription-host.ts', import.meta.url)), [model], {
         execArgv: ['--import', 'tsx'],
         serialization: 'advanced',
       });
@@ -132,10 +140,10 @@ const dir = join(config.varDir, 'bench', `transcription-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 try {
   const clips = await loadClips(dir);
-  const stt = await SpeechToText.load(config.modelsDir, 'tiny');
+  const stt = await SpeechToText.load(config.modelsDir, model);
   const factors = await realTimeFactors(stt, clips);
   printTable(
-    `Moonshine tiny real-time factor (median of ${REPEATS}, one onnxruntime thread, after one warm-up)`,
+    `Moonshine ${model} real-time factor (median of ${REPEATS}, one onnxruntime thread, after one warm-up)`,
     ['audio', 'seconds', 'transcription ms', 'CPU ms', 'RTF', `target < ${TARGET_RTF}`, 'text'],
     factors.map(({ clip, ms, cpuMs, rtf, text }) => [
       clip.name,

@@ -76,7 +76,8 @@ async function runLevel(stt: SpeechToText, request: LevelRequest): Promise<Level
   };
 }
 
-const stt = await SpeechToText.load(config.modelsDir, 'tiny');
+// The model the benchmark was asked for, 'tiny' or 'base', as this process's first argument.
+const stt = await SpeechToText.load(config.modelsDir, process.argv[2] === 'base' ? 'base' : 'tiny');
 process.on('message', (request: LevelRequest | 'exit') => {
   if (request === 'exit') process.exit(0);
   runLevel(stt, request).then(
