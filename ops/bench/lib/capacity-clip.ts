@@ -47,8 +47,7 @@ export interface ClipOptions {
 
 /** The clip's path: built on the first run (a minute or two), found in `dir` afterwards. */
 export async function capacityClip(options: ClipOptions): Promise<string> {
-  const { dir } = options;
-  const { noise } = options;
+  const { dir, noise } = options;
   const clip = join(dir, `capacity-${RECIPE}${noise ? `-${noise.kind}-${noise.snrDb}dB` : ''}.flv`);
   if (existsSync(clip)) return clip;
   mkdirSync(dir, { recursive: true });

@@ -4,9 +4,10 @@
 //   JFK's "ask not" sentence (whisper.cpp's sample, with its published transcript);
 // - a synthetic voice: sentences with known text spoken by espeak-ng, which no speech model was
 //   trained on.
-// Nothing here was heard by anything tuned on this project. The sentences are laid end to end
-// with pauses in one 16 kHz track, as a speaker reads them; where each sentence sits is kept, to
-// cut the track into sentences for transcription on files and to score each voice apart.
+// The LibriVox sentences were heard by nothing tuned on this project (the service's 30 dB noise
+// threshold was set on the others). The sentences are laid end to end with pauses in one 16 kHz
+// track, as a speaker reads them; where each sentence sits is kept, to cut the track into
+// sentences for transcription on files and to score each voice apart.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pcmToFloat, wavPcm } from '../../support/voice-media.ts';
