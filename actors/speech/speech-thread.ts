@@ -19,7 +19,7 @@ export interface SpeechThreadOptions {
 
 const { modelsDir, noisyBelowSnrDb } = workerData as SpeechThreadOptions;
 const tiny = await SpeechToText.load(modelsDir, 'tiny');
-// With no segment to route to base, base is not loaded: about 150 MB less per thread.
+// With no segment to route to base, base is not loaded: about 245 MB less per thread.
 const stt = noisyBelowSnrDb > 0 ? new NoiseRoutedTranscriber(tiny, await SpeechToText.load(modelsDir, 'base'), noisyBelowSnrDb) : tiny;
 let queue: Promise<void> = Promise.resolve();
 

@@ -16,7 +16,7 @@ import { SpeechToText, type Transcriber } from '../../actors/speech/moonshine.ts
 import { segmentSnrDb } from '../../actors/speech/noise-floor.ts';
 import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
 import { pcmToFloat } from '../support/voice-media.ts';
-import { wordErrors } from '../support/word-error-rate.ts';
+import { wordErrors, words } from '../support/word-error-rate.ts';
 import { SpeechDenoiser } from './lib/rnnoise-denoiser.ts';
 import { CONDITIONS, VOICES, conditionName, mixedTrack, readSpeech, type Corpus, type Voice } from './lib/speech-corpus.ts';
 import { SAMPLE_RATE, toPcm } from './lib/speech.ts';
@@ -100,7 +100,11 @@ mkdirSync(dir, { recursive: true });
 try {
   const corpus = await readSpeech(config.mediaDir, dir);
   const [tiny, base] = await Promise.all([SpeechToText.load(config.modelsDir, 'tiny'), SpeechToText.load(config.modelsDir, 'base')]);
-  const models: Record<string, Transcriber> = { tiny, base, service: new NoiseRoutedTranscriber(tiny, base, config.noisySpeechBelowSnrDb) };
+  const models = new Map<string, Transcriber>([
+    ['tiny', tiny],
+    ['base', base],
+    ['service', new NoiseRoutedTranscriber(tiny, base, config.noisySpeechBelowSnrDb)],
+  ]);
   const denoiser = await SpeechDenoiser.load();
   const noisy = (samples: Float32Array) => segmentSnrDb(samples) < config.noisySpeechBelowSnrDb;
   const asIs: SentenceTreatment = (sentence) => sentence;
@@ -111,7 +115,7 @@ try {
     const whole = treatment === 'rnnoise-track' ? denoise(track) : await filtered(track, treatment);
     return errorRate(stt, corpus, whole, asIs);
   };
-  const wordsOf = (voice: Voice) => corpus.sentences.filter((s) => s.voice === voice).reduce((sum, s) => sum + wordErrors(s.text, s.text).words, 0);
+  const wordsOf = (voice: Voice) => corpus.sentences.filter((s) => s.voice === voice).reduce((sum, s) => sum + words(s.text).length, 0);
   const columns = TRANSCRIBERS.flatMap((model) => TREATMENTS.map((treatment) => ({ model, treatment })));
   const rows = new Map<Voice, string[][]>(VOICES.map((voice) => [voice, []]));
   const worst: string[][] = [];
@@ -119,8 +123,8 @@ try {
     const track = mixedTrack(corpus, condition);
     const perVoice = new Map<Voice, string[]>(VOICES.map((voice) => [voice, [conditionName(condition)]]));
     for (const { model, treatment } of columns) {
-      const stt = models[model];
-      if (!stt) throw new Error(`unknown transcriber ${model}; known: ${Object.keys(models).join(', ')}`);
+      const stt = models.get(model);
+      if (!stt) throw new Error(`unknown transcriber ${model}; known: ${[...models.keys()].join(', ')}`);
       const result = await treated(counted(model, stt), track, treatment);
       for (const voice of VOICES) perVoice.get(voice)!.push(fixed(result.wer.get(voice)!, 3));
       worst.push([conditionName(condition), model, treatment || 'none', result.worst]);

@@ -3,7 +3,11 @@
 // titles compared as they are spoken (a transcriber writes "Mr." for what a transcript spells
 // "mister"), as speech recognition scoring commonly normalises them.
 
-const SPOKEN_TITLES: Record<string, string> = { mr: 'mister', mrs: 'missus', dr: 'doctor' };
+const SPOKEN_TITLES = new Map([
+  ['mr', 'mister'],
+  ['mrs', 'missus'],
+  ['dr', 'doctor'],
+]);
 
 export const words = (text: string) =>
   text
@@ -11,21 +15,27 @@ export const words = (text: string) =>
     .replace(/[^a-z0-9' ]+/g, ' ')
     .split(/\s+/)
     .filter(Boolean)
-    .map((word) => SPOKEN_TITLES[word] ?? word);
+    .map((word) => SPOKEN_TITLES.get(word) ?? word);
 
 /** The edits that turn `reference` into `hypothesis`, and how many words the reference has. */
 export function wordErrors(reference: string, hypothesis: string): { errors: number; words: number } {
+  const { ref, hyp, cost } = editCosts(reference, hypothesis);
+  return { errors: cost[ref.length]![hyp.length]!, words: ref.length };
+}
+
+/** Both texts' words, and the fewest edits that turn the first i reference words into the first j hypothesis words. */
+function editCosts(reference: string, hypothesis: string): { ref: string[]; hyp: string[]; cost: number[][] } {
   const ref = words(reference);
   const hyp = words(hypothesis);
-  let previous = Array.from({ length: hyp.length + 1 }, (_, j) => j);
+  const cost = [Array.from({ length: hyp.length + 1 }, (_, j) => j)];
   for (let i = 1; i <= ref.length; i++) {
-    const current = [i];
+    const row = [i];
     for (let j = 1; j <= hyp.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
+      row[j] = Math.min(cost[i - 1]![j]! + 1, row[j - 1]! + 1, cost[i - 1]![j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
     }
-    previous = current;
+    cost.push(row);
   }
-  return { errors: previous[hyp.length]!, words: ref.length };
+  return { ref, hyp, cost };
 }
 
 export function wordErrorRate(reference: string, hypothesis: string): number {
@@ -39,14 +49,7 @@ export function wordErrorRate(reference: string, hypothesis: string): number {
  * first word for insertions before any). They add up to `wordErrors(...).errors`.
  */
 export function errorsPerReferenceWord(reference: string, hypothesis: string): number[] {
-  const ref = words(reference);
-  const hyp = words(hypothesis);
-  const cost = Array.from({ length: ref.length + 1 }, (_, i) => Array.from({ length: hyp.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= ref.length; i++) {
-    for (let j = 1; j <= hyp.length; j++) {
-      cost[i]![j] = Math.min(cost[i - 1]![j]! + 1, cost[i]![j - 1]! + 1, cost[i - 1]![j - 1]! + (ref[i - 1] === hyp[j - 1] ? 0 : 1));
-    }
-  }
+  const { ref, hyp, cost } = editCosts(reference, hypothesis);
   const charged = new Array<number>(ref.length).fill(0);
   const charge = (i: number) => {
     if (ref.length > 0) charged[Math.max(0, i)]!++;

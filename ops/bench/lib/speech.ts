@@ -50,7 +50,7 @@ export function wavFile(samples: Float32Array): Buffer {
 }
 
 /** Any audio file ffmpeg reads, as 16 kHz mono samples. */
-export async function decodedSamples(file: string, ffmpegPath = 'ffmpeg'): Promise<Float32Array> {
+export async function decodedSamples(file: string, ffmpegPath: string): Promise<Float32Array> {
   const { stdout } = await run(ffmpegPath, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-i', file, '-ar', String(SAMPLE_RATE), '-ac', '1', '-f', 's16le', 'pipe:1'], {
     encoding: 'buffer',
     maxBuffer: 1 << 30,
