@@ -294,8 +294,9 @@ export class ActorHost {
       const takeoverMs = this.parts.config.takeoverSeconds * 1000;
       // An owner that could not write its heartbeat was not gone: wait until it has had a whole
       // takeover period of a writable bucket to show it is alive, counted from when a heartbeat
-      // it sent while the bucket had no leader has failed and can be sent again.
-      const grace = takeoverMs + this.parts.records.writeTimeoutMs;
+      // it sent while the bucket had no leader has failed (a write gets one heartbeat period)
+      // and can be sent again.
+      const grace = takeoverMs + this.parts.config.heartbeatSeconds * 1000;
       if ((await this.leaseClock.writableFor()) < grace) return;
       await this.takeOver(takeoverMs);
       await this.resumeDeletions();

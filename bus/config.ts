@@ -57,6 +57,7 @@ class Environment {
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
   const read = new Environment(env);
   const varDir = resolve(read.text('VAR_DIR', resolve(projectRoot, 'var')));
+  const heartbeatSeconds = read.number('HEARTBEAT_SECONDS', 3, 0.1);
 
   return {
     projectRoot,
@@ -139,9 +140,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // How long an Idempotency-Key of a create is remembered.
     idempotencyKeySeconds: read.number('IDEMPOTENCY_KEY_SECONDS', 86400, 60),
     streamUnreachableSeconds: read.number('STREAM_UNREACHABLE_SECONDS', 60, 1),
-    heartbeatSeconds: read.number('HEARTBEAT_SECONDS', 3, 0.1),
-    // A session whose heartbeat is older than this is taken over by another host.
-    takeoverSeconds: read.number('TAKEOVER_SECONDS', 10, 0.5),
+    heartbeatSeconds,
+    // A session whose heartbeat is older than this is taken over by another host. At least three
+    // beats: an owner whose connection drops under a heartbeat loses that beat, and the next
+    // one, a period later, must land in time.
+    takeoverSeconds: read.number('TAKEOVER_SECONDS', 10, 3 * heartbeatSeconds),
     // "false", "true" or a list of host:port, ip:port, cidr[:port] (actors/egress/allowance.ts).
     allowPrivateStreamHosts: read.text('ALLOW_PRIVATE_STREAM_HOSTS', 'false'),
     // Where a stream's host name is resolved at creation, and how long it may take (actors/egress/resolver.ts).

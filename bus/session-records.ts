@@ -52,14 +52,12 @@ export class SessionRecords {
     private readonly kv: KV,
     private readonly log: Logger,
     private readonly written: Written,
-    /** How long a write may wait for the bucket's answer before it fails and can be retried. */
-    readonly writeTimeoutMs: number,
   ) {}
 
   /** `replicas`: how many NATS servers keep the bucket. */
   static async open(js: JetStreamClient, log: Logger, replicas: number, written: Written = () => {}): Promise<SessionRecords> {
     const kv = await openBucket(js, buckets.sessions, { replicas });
-    return new SessionRecords(kv, log, written, js.getOptions().timeout ?? 0);
+    return new SessionRecords(kv, log, written);
   }
 
   /** Writes a new session's record; fails if the id is taken. */
@@ -72,21 +70,23 @@ export class SessionRecords {
   /**
    * Applies `change` to the latest record and writes it if nobody wrote in between; on a
    * conflict, reads again and reapplies. `change` may return UNCHANGED to write nothing.
-   * Undefined when there is no such session.
+   * Undefined when there is no such session. With `timeoutMs`, fails once that has passed
+   * without an answer, though a write already sent may still land.
    */
   async update(
     id: string,
     change: (record: SessionRecord) => SessionRecord | typeof UNCHANGED,
-    attempts = 10,
+    { attempts = 10, timeoutMs }: { attempts?: number; timeoutMs?: number } = {},
   ): Promise<Versioned | undefined> {
+    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const current = await this.fresh(id);
+      const current = await before(deadline, this.fresh(id));
       if (!current) return undefined;
       const next = change(structuredClone(current.record));
       if (next === UNCHANGED) return current;
       let revision: number;
       try {
-        revision = await this.kv.update(id, JSON.stringify(next), current.revision);
+        revision = await this.kv.update(id, JSON.stringify(next), current.revision, deadline && Math.max(1, deadline - Date.now()));
       } catch (error) {
         if (isConflict(error)) continue;
         throw error;
@@ -230,4 +230,18 @@ export class SessionRecords {
 export function isConflict(error: unknown): boolean {
   const text = error instanceof Error ? `${error.message} ${String((error as { code?: unknown }).code ?? '')}` : '';
   return /wrong last sequence|10071|key exists/i.test(text);
+}
+
+/** `work`'s result, or a timeout error once `deadline` has passed; the work itself goes on. */
+async function before<T>(deadline: number | undefined, work: Promise<T>): Promise<T> {
+  if (deadline === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout: no answer from the session records')), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

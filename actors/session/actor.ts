@@ -126,7 +126,11 @@ export class SessionActor extends Actor<Message> {
     }
   }
 
-  /** Changes the record if this host still owns the active session; otherwise leaves. */
+  /**
+   * Changes the record if this host still owns the active session; otherwise leaves. A write
+   * gets one heartbeat period: one sent as the connection dropped is never answered, and had
+   * it the JetStream timeout (5 s) the lease would lapse before the next beat could renew it.
+   */
   private async write(change: (record: SessionRecord) => SessionRecord): Promise<SessionRecord | undefined> {
     let lost = false;
     let result;
@@ -137,9 +141,9 @@ export class SessionActor extends Actor<Message> {
           return UNCHANGED;
         }
         return change(record);
-      });
+      }, { timeoutMs: this.options.heartbeatMs });
     } catch (error) {
-      // The KV is unreachable (NATS restarting): keep working, the next heartbeat retries.
+      // The KV is unreachable (NATS restarting, the connection moving): keep working, the next heartbeat retries.
       this.log.warn({ err: error }, 'session record not written; next heartbeat retries');
       return undefined;
     }

@@ -78,7 +78,7 @@ export async function takeOver(records: SessionRecords, id: string, hostId: stri
       claimed = true;
       return { ...record, owner: hostId, healthCheckAt: Date.now(), workerState: 'starting' };
     },
-    1,
+    { attempts: 1 },
   ).catch(() => undefined);
   return claimed ? result?.record : undefined;
 }

@@ -32,7 +32,7 @@ test.before(async () => {
   );
   publisher = publish(clip, rtmp.url('final'));
   await waitForStream(rtmp.url('final'));
-  services = await startServices({ name: 'sessions-final-media', env: { HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS) } });
+  services = await startServices({ name: 'sessions-final-media', env: { HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS), TAKEOVER_SECONDS: String(3 * HEARTBEAT_SECONDS) } });
   clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
 });
 

@@ -1,0 +1,73 @@
+// A change of a session record given a timeout fails once it has passed without an answer, rather
+// than waiting out the JetStream client's own (far longer here): an owner's heartbeat sent as its
+// connection dropped is given up in time for the next one to renew the lease. A real NATS server,
+// frozen (SIGSTOP) so that it holds the connection open and answers nothing.
+import { join } from 'node:path';
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { readConfig } from '../../bus/config.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import { newSessionId } from '../../bus/ids.ts';
+import { createLog } from '../../bus/log.ts';
+import { SessionRecords } from '../../bus/session-records.ts';
+import { freePort } from '../../ops/stack/ports.ts';
+import { startNats } from '../../ops/stack/nats.ts';
+import type { Service } from '../../ops/stack/process.ts';
+
+const config = readConfig();
+const CLIENT_TIMEOUT_MS = 60_000;
+const WRITE_TIMEOUT_MS = 500;
+
+let nats: Service;
+let nc: NatsConnection;
+let records: SessionRecords;
+
+test.before(async () => {
+  const port = await freePort();
+  nats = await startNats({ dir: join(config.varDir, 'test', `session-records-deadline-${process.pid}`, 'nats'), port });
+  nc = await connect({ servers: `nats://127.0.0.1:${port}` });
+  records = await SessionRecords.open(jetstream(nc, { timeout: CLIENT_TIMEOUT_MS }), createLog({ logLevel: 'silent', hostId: 'deadline' }), 1);
+});
+
+test.after(async () => {
+  if (nats) process.kill(nats.pid, 'SIGCONT');
+  await nc?.close();
+  await nats?.stop();
+});
+
+function activeRecord(): SessionRecord {
+  const now = Date.now();
+  return {
+    id: newSessionId(now), name: 'deadline', type: 'live_analysis', state: 'active', createdAt: now,
+    user: 'deadline', product: 'tests', streamUri: 'rtmp://127.0.0.1:9/live/none', sensors: [], owner: 'host-a',
+    expiresAt: now + 3_600_000, healthCheckAt: now, workerState: 'working', mediaSeconds: 0,
+  };
+}
+
+test('a change that gets no answer fails after its timeout, not the client\'s; the next one lands', async () => {
+  const record = activeRecord();
+  await records.create(record);
+  const beat = (at: number) => records.update(record.id, (current) => ({ ...current, healthCheckAt: at }), { timeoutMs: WRITE_TIMEOUT_MS });
+
+  process.kill(nats.pid, 'SIGSTOP');
+  const startedAt = Date.now();
+  let failed: unknown;
+  try {
+    failed = await beat(startedAt).then(() => undefined, (error: unknown) => error);
+  } finally {
+    process.kill(nats.pid, 'SIGCONT');
+  }
+  const waitedMs = Date.now() - startedAt;
+  assert.instance(failed, Error, 'the change fails while the server is frozen');
+  assert.match((failed as Error).message, /timeout/);
+  assert.ok(waitedMs < CLIENT_TIMEOUT_MS / 4, `given up after ${waitedMs} ms, not after the client's ${CLIENT_TIMEOUT_MS} ms`);
+
+  const renewed = Date.now();
+  const written = await beat(renewed);
+  assert.is(written?.record.healthCheckAt, renewed);
+  assert.is((await records.fresh(record.id))?.record.healthCheckAt, renewed);
+});
+
+test.run();
