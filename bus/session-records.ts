@@ -86,7 +86,7 @@ export class SessionRecords {
       if (next === UNCHANGED) return current;
       let revision: number;
       try {
-        revision = await this.kv.update(id, JSON.stringify(next), current.revision, deadline && Math.max(1, deadline - Date.now()));
+        revision = await this.kv.update(id, JSON.stringify(next), current.revision, deadline === undefined ? undefined : Math.max(1, deadline - Date.now()));
       } catch (error) {
         if (isConflict(error)) continue;
         throw error;
