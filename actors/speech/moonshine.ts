@@ -1,12 +1,14 @@
 // Speech to text with Moonshine: the encoder runs once over a whole speech segment, then the
 // decoder picks the likeliest next token until the end token, reusing its attention cache so each
-// step feeds only the newest token. Its layers and attention heads are read from the decoder, so
-// the tiny and base models load the same way.
+// step feeds only the newest token; a phrase it writes twice in a row is written once
+// (decoder-loops.ts). Its layers and attention heads are read from the decoder, so the tiny and
+// base models load the same way.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import llamaTokenizer from 'llama-tokenizer-js';
 import { SPEECH_MODEL_FILES, type SpeechModel } from '../models/files.ts';
 import { loadModel, ort } from '../models/onnx.ts';
+import { withoutDecoderLoops } from './decoder-loops.ts';
 import { withEightBitOutputLayer } from './eight-bit-output-layer.ts';
 
 const SAMPLE_RATE = 16000;
@@ -82,7 +84,7 @@ export class SpeechToText implements Transcriber {
         }
       }
     }
-    return llamaTokenizer.decode(tokens, false, false).trim();
+    return withoutDecoderLoops(llamaTokenizer.decode(tokens, false, false));
   }
 }
 

@@ -1,0 +1,69 @@
+// A phrase of three or more words the decoder wrote twice in a row within a sentence is written
+// once; everything else of the transcript stays as it was.
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import fc from 'fast-check';
+import { withoutDecoderLoops } from '../../actors/speech/decoder-loops.ts';
+
+const comparable = (text: string) => text.split(/\s+/).filter(Boolean).map((token) => token.toLowerCase().replace(/[^\p{L}\p{N}']/gu, ''));
+
+/** Whether a phrase of three or more words follows itself, not across the end of a sentence. */
+function hasLoop(tokens: string[]): boolean {
+  const words = tokens.map((token) => comparable(token)[0] ?? '');
+  for (let at = 0; at < words.length; at++) {
+    for (let length = 3; at + 2 * length <= words.length; length++) {
+      if (/[.?!]$/.test(tokens[at + length - 1]!)) continue;
+      if (words.slice(at, at + length).every((word, i) => word !== '' && word === words[at + length + i])) return true;
+    }
+  }
+  return false;
+}
+
+test('loops seen in transcripts under noise are written once', () => {
+  assert.is(
+    withoutDecoderLoops('And so my fellow Americans, and so my fellow Americans. As not.'),
+    'And so my fellow Americans. As not.',
+  );
+  assert.is(
+    withoutDecoderLoops('What your country can do for you? Ask what you can ask what you can do for your country.'),
+    'What your country can do for you? Ask what you can do for your country.',
+  );
+  assert.is(withoutDecoderLoops('before the winter storms the winter storms the winter storms'), 'before the winter storms');
+});
+
+test('a word or two said again, a sentence said again, and phrases said again later, stay', () => {
+  for (const text of [
+    'No, no, that is not what I meant.',
+    'It was very very cold.',
+    'Ask not what your country can do for you, ask what you can do for your country.',
+    'I said the same thing. I said the same thing yesterday, too.',
+  ]) {
+    assert.is(withoutDecoderLoops(text), text);
+  }
+});
+
+const transcript = fc
+  .array(fc.constantFrom('ask', 'what', 'you', 'can', 'do', 'Ask', 'can,', 'you.', 'do?', '-', 'so'), { maxLength: 40 })
+  .map((tokens) => tokens.join(' '));
+
+test('no loop is left, every word left was there in order, and a text without loops is unchanged', () => {
+  fc.assert(
+    fc.property(transcript, (text) => {
+      const cleaned = withoutDecoderLoops(text);
+      const before = comparable(text);
+      const after = comparable(cleaned);
+      const tokensOf = (some: string) => some.split(/\s+/).filter(Boolean);
+      assert.not.ok(hasLoop(tokensOf(cleaned)), `"${cleaned}" still loops`);
+      let i = 0;
+      for (const word of after) {
+        while (i < before.length && before[i] !== word) i++;
+        assert.ok(i++ < before.length, `"${cleaned}" is not "${text}" with words left out`);
+      }
+      if (!hasLoop(tokensOf(text))) assert.is(cleaned, text.split(/\s+/).filter(Boolean).join(' '));
+      assert.is(withoutDecoderLoops(cleaned), cleaned);
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+test.run();
