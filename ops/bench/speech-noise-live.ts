@@ -4,9 +4,10 @@
 // (stream -> ingest -> VAD -> Moonshine), and its transcript scored against the read text,
 // for each voice (people recorded, espeak-ng) and both.
 // The service reads its configuration from this process's environment, so a configuration is
-// compared by running this script with and without it. See ops/bench/README-speech-noise.md.
+// compared by running this script with and without it. SPEECH_NOISE_LIVE_TRANSCRIPTS=<file> keeps
+// every session's transcript there. See ops/bench/README-speech-noise.md.
 import { execFile } from 'node:child_process';
-import { writeFileSync, rmSync, mkdirSync } from 'node:fs';
+import { appendFileSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
@@ -23,6 +24,8 @@ import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
 const run = promisify(execFile);
+/** Where each session's segments and best-aligned loop are appended as a JSON line, to read its errors. */
+const transcriptsFile = process.env.SPEECH_NOISE_LIVE_TRANSCRIPTS;
 
 /** Loops of the clip each session sees: whichever loop it joins mid-way, one whole loop follows. */
 const LOOPS = 2.3;
@@ -127,6 +130,7 @@ try {
     const texts = await transcript(services, id);
     const loop = bestLoop(reference, texts);
     const voices = perVoice(corpus, loop.text);
+    if (transcriptsFile) appendFileSync(transcriptsFile, `${JSON.stringify({ condition: name, segments: texts, bestLoop: loop.text })}\n`);
     rows.push([
       name,
       String(texts.length),
