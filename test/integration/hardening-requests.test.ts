@@ -234,4 +234,30 @@ test('a request refused before its body is read gets its answer, though the conn
   alive();
 });
 
+test('an Expect other than 100-continue is ignored: the request gets the API\'s own answer, body read', async () => {
+  const port = Number(new URL(services.baseUrl).port);
+  // As the fuzz run sent it: a large body behind an expectation the server does not know.
+  const body = JSON.stringify({ name: 'n'.repeat(400_000), streamUri: STREAM });
+  for (const expect of ['', 'x-unknown', '200-ok']) {
+    const notJson = await rawRequest(port, {
+      method: 'POST',
+      target: '/v1/sessions',
+      headers: [['Content-Type', ''], ['Authorization', `Bearer ${services.users.alice.token}`], ['Expect', expect]],
+      body,
+    });
+    assert.is(notJson.status, 400, `Expect "${expect}"`);
+    assert.is(JSON.parse(notJson.body).code, 'unsupported_content_type');
+  }
+  const created = await rawRequest(port, {
+    method: 'POST',
+    target: '/v1/sessions',
+    headers: [['Content-Type', 'application/json'], ['Authorization', `Bearer ${services.users.alice.token}`], ['Expect', 'x-unknown']],
+    body: JSON.stringify({ name: 'expecting', streamUri: STREAM }),
+  });
+  assert.is(created.status, 201, created.body);
+  assert.is((await services.api('GET', `/v1/sessions/${JSON.parse(created.body)._id}`)).body.name, 'expecting');
+  alive();
+  await stopAll();
+});
+
 test.run();
