@@ -106,7 +106,7 @@ export class ActorHost {
       }),
       speechToText: await SpeechToTextPool.start(
         { modelsDir: config.modelsDir, noisyBelowSnrDb: config.noisySpeechBelowSnrDb },
-        { threads: config.transcriptionThreads, timer: metrics.inference },
+        { threads: config.transcriptionThreads, timer: metrics.inference, spent: metrics.transcriptionCpu },
       ),
       voice: await VoiceThread.start({
         modelsDir: config.modelsDir,

@@ -6,6 +6,7 @@ import { WORKER_STATES, type WorkerState } from '../bus/contracts/session.ts';
 import { busRequestMetrics } from '../bus/request-metrics.ts';
 import type { RequestObserver } from '../bus/rpc.ts';
 import { runningTotal } from '../bus/running-total.ts';
+import type { SpeechModel } from './models/files.ts';
 import type { InferenceTimer, ModelName } from './models/inference-timer.ts';
 import type { RowPublisher } from './rows.ts';
 
@@ -36,6 +37,8 @@ export class HostMetrics implements WorkerMetrics {
   private readonly reconnects: Counter;
   private readonly faceEffortReduced: Gauge;
   private readonly faceEffortReductions: Counter;
+  /** Counts the CPU seconds a transcription thread spent on each segment, by model. */
+  readonly transcriptionCpu: (model: SpeechModel, cpuSeconds: number) => void;
 
   constructor(private readonly registry: Registry) {
     this.bus = busRequestMetrics(registry);
@@ -87,6 +90,13 @@ export class HostMetrics implements WorkerMetrics {
       help: 'Times the face thread stepped down to less effort per frame because it was dropping frames',
       registers: [registry],
     });
+    const transcriptionCpu = new Counter({
+      name: 'emo_transcription_cpu_seconds_total',
+      help: 'CPU seconds the transcription threads spent transcribing, by model (tiny; base for noisy speech, NOISY_SPEECH_BELOW_SNR_DB)',
+      labelNames: ['model'] as const,
+      registers: [registry],
+    });
+    this.transcriptionCpu = (model, cpuSeconds) => transcriptionCpu.inc({ model }, cpuSeconds);
   }
 
   /** The face thread moved from `before` to `level` steps below full effort per frame. */

@@ -33,6 +33,7 @@ export class SpeechToText implements Transcriber {
 
   /** `decoder` is the merged decoder, as published or with its output layer rewritten. */
   constructor(
+    readonly name: SpeechModel,
     private readonly encoder: ort.InferenceSession,
     private readonly decoder: ort.InferenceSession,
   ) {
@@ -48,7 +49,7 @@ export class SpeechToText implements Transcriber {
       loadModel(join(modelsDir, files.encoder)),
       readFile(join(modelsDir, files.decoder)).then((bytes) => loadModel(withEightBitOutputLayer(bytes))),
     ]);
-    return new SpeechToText(encoder, decoder);
+    return new SpeechToText(model, encoder, decoder);
   }
 
   /** The text of 16 kHz mono speech in -1..1, trimmed; empty when nothing was said. */

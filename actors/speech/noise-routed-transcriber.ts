@@ -4,16 +4,20 @@
 import type { Transcriber } from './moonshine.ts';
 import { segmentSnrDb } from './noise-floor.ts';
 
-export class NoiseRoutedTranscriber implements Transcriber {
+export class NoiseRoutedTranscriber<T extends Transcriber = Transcriber> implements Transcriber {
   /** Segments whose voice stands less than `noisyBelowSnrDb` above their noise floor go to `noisy`. */
   constructor(
-    private readonly clean: Transcriber,
-    private readonly noisy: Transcriber,
+    private readonly clean: T,
+    private readonly noisy: T,
     private readonly noisyBelowSnrDb: number,
   ) {}
 
+  /** The transcriber for `samples`. */
+  choose(samples: Float32Array): T {
+    return segmentSnrDb(samples) < this.noisyBelowSnrDb ? this.noisy : this.clean;
+  }
+
   transcribe(samples: Float32Array): Promise<string> {
-    const noisy = segmentSnrDb(samples) < this.noisyBelowSnrDb;
-    return (noisy ? this.noisy : this.clean).transcribe(samples);
+    return this.choose(samples).transcribe(samples);
   }
 }

@@ -2,10 +2,9 @@
 // thread transcribes one segment at a time, so with a single thread sessions that speak at once
 // wait for each other however many cores are free; each segment goes to the thread with the
 // fewest segments in hand.
-import type { InferenceTimer } from '../models/inference-timer.ts';
 import type { Transcriber } from './moonshine.ts';
 import type { SpeechThreadOptions } from './speech-thread.ts';
-import { ThreadedSpeechToText } from './threaded.ts';
+import { ThreadedSpeechToText, type SpeechObservers } from './threaded.ts';
 
 export class SpeechToTextPool implements Transcriber {
   constructor(private readonly threads: readonly ThreadedSpeechToText[]) {
@@ -13,9 +12,9 @@ export class SpeechToTextPool implements Transcriber {
   }
 
   /** Starts `threads` threads and waits until each has loaded its models. */
-  static async start(thread: SpeechThreadOptions, options: { threads: number; timer?: InferenceTimer }): Promise<SpeechToTextPool> {
+  static async start(thread: SpeechThreadOptions, options: { threads: number } & SpeechObservers): Promise<SpeechToTextPool> {
     const started = await Promise.allSettled(
-      Array.from({ length: options.threads }, () => ThreadedSpeechToText.start(thread, options.timer)),
+      Array.from({ length: options.threads }, () => ThreadedSpeechToText.start(thread, options)),
     );
     const threads = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failed = started.find((result) => result.status === 'rejected');

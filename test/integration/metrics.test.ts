@@ -100,6 +100,10 @@ test('a live session and REST calls show in the metrics of each process', async 
   const speechWaits = count(hostSamples, 'emo_speech_wait_seconds_count');
   assert.ok(speechWaits >= count(hostSamples, 'emo_inference_duration_seconds_count', { model: 'speech' }), `${speechWaits} waits`);
   assert.is(count(hostSamples, 'emo_speech_wait_seconds_bucket', { le: '+Inf' }), speechWaits);
+  // Each transcription's CPU time, by the model that made it: a segment takes tenths of a second.
+  const transcriptionCpu = hostSamples.filter((sample) => sample.name === 'emo_transcription_cpu_seconds_total');
+  assert.ok(transcriptionCpu.every((sample) => ['tiny', 'base'].includes(sample.labels.model!)), 'by model');
+  assert.ok(count(hostSamples, 'emo_transcription_cpu_seconds_total') > 0, 'transcription CPU counted');
   // Whether the host kept up depends on the machine; the gauge says one or the other.
   assert.ok([0, 1].includes(count(hostSamples, 'emo_host_behind')), 'emo_host_behind is 0 or 1');
   assert.is(count(hostSamples, 'emo_row_publishes_refused_total'), 0);

@@ -83,8 +83,8 @@ test("Moonshine's decoder: both branches' output layers are rewritten, and the J
 
   const encoder = await loadModel(join(config.modelsDir, MODEL_FILES.speechTinyEncoder));
   const samples = pcmToFloat(await jfkPcm());
-  const asPublished = await new SpeechToText(encoder, await loadModel(published)).transcribe(samples);
-  const withEightBit = await new SpeechToText(encoder, await loadModel(rewritten)).transcribe(samples);
+  const asPublished = await new SpeechToText('tiny', encoder, await loadModel(published)).transcribe(samples);
+  const withEightBit = await new SpeechToText('tiny', encoder, await loadModel(rewritten)).transcribe(samples);
   assert.is(withEightBit, asPublished);
   assert.match(withEightBit, /ask not what your country can do for you/i);
 });
