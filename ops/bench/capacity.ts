@@ -68,6 +68,9 @@ interface HostCounters {
   framesDropped: number;
   speechDropped: number;
   audioShedSeconds: number;
+  transcriptionCpuTiny: number;
+  transcriptionCpuBase: number;
+  faceEffortReductions: number;
   rowsPublished: number;
   sessionsActive: number;
 }
@@ -330,11 +333,16 @@ async function hostCounters(metricsUrl: string): Promise<HostCounters> {
   if (!response.ok) throw new Error(`${metricsUrl}/metrics answered ${response.status}`);
   const samples = parsePrometheusText(await response.text());
   const value = (name: string) => total(samples, name) ?? NaN;
+  // A model's counter shows once it has transcribed a segment.
+  const transcriptionCpu = (model: string) => total(samples, 'emo_transcription_cpu_seconds_total', { model }) ?? 0;
   return {
     framesAnalysed: value('emo_frames_analysed_total'),
     framesDropped: value('emo_frames_dropped_total'),
     speechDropped: value('emo_speech_segments_dropped_total'),
     audioShedSeconds: value('emo_audio_shed_seconds_total'),
+    transcriptionCpuTiny: transcriptionCpu('tiny'),
+    transcriptionCpuBase: transcriptionCpu('base'),
+    faceEffortReductions: value('emo_face_effort_reductions_total'),
     rowsPublished: value('emo_rows_published_total'),
     sessionsActive: value('emo_sessions_active'),
   };
@@ -397,6 +405,8 @@ function summarise(bench: Bench, n: number, window: ServiceWindow, floor: Capaci
     frames: { analysedPerSessionSecond: analysed / sessionSeconds, droppedPerSessionSecond: dropped / sessionSeconds, droppedShare: dropped / (analysed + dropped) },
     speechSegmentsDropped: delta('speechDropped'),
     audioShedSeconds: delta('audioShedSeconds'),
+    transcriptionCores: { tiny: delta('transcriptionCpuTiny') / used.wallSeconds, base: delta('transcriptionCpuBase') / used.wallSeconds },
+    faceEffortReductions: delta('faceEffortReductions'),
     rowsPublishedPerSecond: delta('rowsPublished') / used.wallSeconds,
     latency: Object.fromEntries(LATENCY_KINDS.map((kind) => [kind, spreadOf(latencies[kind])])) as CapacityResult['latency'],
     mediaPerWall: { min: mediaPerWall.length ? Math.min(...mediaPerWall) : NaN, mean: mediaPerWall.length ? mean(mediaPerWall) : NaN },

@@ -45,6 +45,10 @@ export interface CapacityResult {
   speechSegmentsDropped: number;
   /** Audio skipped unanalysed because voice analysis was behind (VOICE_MAX_BACKLOG_SECONDS). */
   audioShedSeconds: number;
+  /** Cores the transcription threads spent, by model (tiny; base for noisy speech). */
+  transcriptionCores: { tiny: number; base: number };
+  /** Times the face thread stepped down to less effort per frame to keep up. */
+  faceEffortReductions: number;
   rowsPublishedPerSecond: number;
   /** Seconds from the end of the media a row describes to its arrival on NATS. */
   latency: Record<LatencyKind, Spread>;
@@ -86,7 +90,8 @@ function mainRow(result: CapacityResult): string[] {
 
 const SIDE_HEADER = [
   'sessions', 'start s', 'publishers (cores, not in total)', 'other work on the machine (cores)', 'bench process (cores)', 'load average (1 min)',
-  'faces per analysed second', 'speech segments dropped', 'audio shed s', 'rows published/s', 'rows timed (audio/video/face/speech)',
+  'faces per analysed second', 'face effort reductions', 'speech segments dropped', 'audio shed s', 'transcription cores: tiny / base',
+  'rows published/s', 'rows timed (audio/video/face/speech)',
 ];
 
 function sideRow(result: CapacityResult): string[] {
@@ -98,8 +103,10 @@ function sideRow(result: CapacityResult): string[] {
     cores(result.benchCores),
     fixed(result.loadAverage, 1),
     fixed(result.facesPerSecond, 2),
+    String(result.faceEffortReductions),
     String(result.speechSegmentsDropped),
     fixed(result.audioShedSeconds, 1),
+    `${fixed(result.transcriptionCores.tiny, 3)} / ${fixed(result.transcriptionCores.base, 3)}`,
     fixed(result.rowsPublishedPerSecond, 1),
     LATENCY_KINDS.map((kind) => result.latency[kind].rows).join(' / '),
   ];
