@@ -71,6 +71,8 @@ interface HostCounters {
   transcriptionCpuTiny: number;
   transcriptionCpuBase: number;
   faceEffortReductions: number;
+  faceDetectorCalls: number;
+  faceModelSeconds: number;
   rowsPublished: number;
   sessionsActive: number;
 }
@@ -332,7 +334,7 @@ async function hostCounters(metricsUrl: string): Promise<HostCounters> {
   const response = await fetch(`${metricsUrl}/metrics`);
   if (!response.ok) throw new Error(`${metricsUrl}/metrics answered ${response.status}`);
   const samples = parsePrometheusText(await response.text());
-  const value = (name: string) => total(samples, name) ?? NaN;
+  const value = (name: string, labels: Record<string, string> = {}) => total(samples, name, labels) ?? NaN;
   // A model's counter shows once it has transcribed a segment.
   const transcriptionCpu = (model: string) => total(samples, 'emo_transcription_cpu_seconds_total', { model }) ?? 0;
   return {
@@ -343,6 +345,8 @@ async function hostCounters(metricsUrl: string): Promise<HostCounters> {
     transcriptionCpuTiny: transcriptionCpu('tiny'),
     transcriptionCpuBase: transcriptionCpu('base'),
     faceEffortReductions: value('emo_face_effort_reductions_total'),
+    faceDetectorCalls: value('emo_inference_duration_seconds_count', { model: 'face_detector' }),
+    faceModelSeconds: value('emo_inference_duration_seconds_sum', { model: 'face_detector' }) + value('emo_inference_duration_seconds_sum', { model: 'expressions' }),
     rowsPublished: value('emo_rows_published_total'),
     sessionsActive: value('emo_sessions_active'),
   };
@@ -407,6 +411,7 @@ function summarise(bench: Bench, n: number, window: ServiceWindow, floor: Capaci
     audioShedSeconds: delta('audioShedSeconds'),
     transcriptionCores: { tiny: delta('transcriptionCpuTiny') / used.wallSeconds, base: delta('transcriptionCpuBase') / used.wallSeconds },
     faceEffortReductions: delta('faceEffortReductions'),
+    face: { detectorCallsPerSecond: delta('faceDetectorCalls') / used.wallSeconds, modelCores: delta('faceModelSeconds') / used.wallSeconds },
     rowsPublishedPerSecond: delta('rowsPublished') / used.wallSeconds,
     latency: Object.fromEntries(LATENCY_KINDS.map((kind) => [kind, spreadOf(latencies[kind])])) as CapacityResult['latency'],
     mediaPerWall: { min: mediaPerWall.length ? Math.min(...mediaPerWall) : NaN, mean: mediaPerWall.length ? mean(mediaPerWall) : NaN },

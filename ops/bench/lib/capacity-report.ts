@@ -49,6 +49,11 @@ export interface CapacityResult {
   transcriptionCores: { tiny: number; base: number };
   /** Times the face thread stepped down to less effort per frame to keep up. */
   faceEffortReductions: number;
+  /**
+   * The face thread's model calls: detector calls a second (each a batch of every session's
+   * waiting frames), and the time inside the detector and expression models per second.
+   */
+  face: { detectorCallsPerSecond: number; modelCores: number };
   rowsPublishedPerSecond: number;
   /** Seconds from the end of the media a row describes to its arrival on NATS. */
   latency: Record<LatencyKind, Spread>;
@@ -90,7 +95,7 @@ function mainRow(result: CapacityResult): string[] {
 
 const SIDE_HEADER = [
   'sessions', 'start s', 'publishers (cores, not in total)', 'other work on the machine (cores)', 'bench process (cores)', 'load average (1 min)',
-  'faces per analysed second', 'face effort reductions', 'speech segments dropped', 'audio shed s', 'transcription cores: tiny / base',
+  'faces per analysed second', 'face effort reductions', 'face detector calls/s', 'face models (cores)', 'speech segments dropped', 'audio shed s', 'transcription cores: tiny / base',
   'rows published/s', 'rows timed (audio/video/face/speech)',
 ];
 
@@ -104,6 +109,8 @@ function sideRow(result: CapacityResult): string[] {
     fixed(result.loadAverage, 1),
     fixed(result.facesPerSecond, 2),
     String(result.faceEffortReductions),
+    fixed(result.face.detectorCallsPerSecond, 1),
+    cores(result.face.modelCores),
     String(result.speechSegmentsDropped),
     fixed(result.audioShedSeconds, 1),
     `${fixed(result.transcriptionCores.tiny, 3)} / ${fixed(result.transcriptionCores.base, 3)}`,
