@@ -43,6 +43,9 @@ export function isTransient(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = String((error as { code?: unknown }).code ?? '');
   if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EAI_AGAIN|503|408|TIMEOUT|CONNECTION_CLOSED|CONNECTION_DRAINING|DISCONNECT)$/i.test(code)) return true;
+  // JetStream's own "system temporarily unavailable" (API error 10008): a stream's leader is
+  // being elected after a server was lost.
+  if (error.name === 'JetStreamApiError' && code === '10008') return true;
   // JetStream's "not enabled" is transient only when it means no server answered yet (its cause,
   // a RequestError), not when the account has no JetStream.
   const names = ['TimeoutError', 'NoRespondersError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'ConnectionError'];

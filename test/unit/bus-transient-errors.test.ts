@@ -16,6 +16,11 @@ test('unreachable servers and requests nobody answered are transient', () => {
   assert.ok(isTransient(noResponders()));
 });
 
+test('JetStream answering that it is temporarily unavailable is transient', () => {
+  // What a KV write got while the bucket's leader was elected again after its server was killed.
+  assert.ok(isTransient(new JetStreamApiError({ code: 503, err_code: 10008, description: 'JetStream system temporarily unavailable' })));
+});
+
 test('a wrapper is transient when what it wraps is', () => {
   // What JetStream throws when no server answers its API yet (a cluster still electing).
   assert.ok(isTransient(new Error('jetstream is not enabled', { cause: noResponders() })));
