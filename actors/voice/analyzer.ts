@@ -10,7 +10,7 @@ import { dbfsFromPower, sumOfSquares } from './level.ts';
 import { S16Decoder, SAMPLE_RATE } from './pcm.ts';
 import { PitchTracker } from './pitch.ts';
 import { SampleQueue } from './sample-queue.ts';
-import { DEFAULT_SEGMENTER, SpeechSegmenter, type SampleSpan } from './segmenter.ts';
+import { DEFAULT_SEGMENTER, SpeechSegmenter, type SampleSpan, type SegmenterOptions } from './segmenter.ts';
 import { VAD_STEP, VadStream } from './vad.ts';
 
 /** A stretch of speech; start and end in seconds since the session's start. */
@@ -28,14 +28,16 @@ export interface VoiceAnalyzerOptions {
   startOffset: number;
   onSecond(row: AudioSecond): void;
   onSegment(segment: SpeechAudio): void;
+  /** Where speech segments start and end; DEFAULT_SEGMENTER unless a benchmark compares others. */
+  segmenter?: SegmenterOptions;
 }
 
 const STEP = VAD_STEP;
 /** Pitch frames span two steps (64 ms): enough periods for a 60 Hz voice. */
 const FRAME = 2 * STEP;
-const SPEECH_PROBABILITY = DEFAULT_SEGMENTER.startThreshold;
-/** Holds the longest segment plus the silence that ends it and its padding. */
-const HISTORY = DEFAULT_SEGMENTER.maxLength + DEFAULT_SEGMENTER.endSilence + 2 * DEFAULT_SEGMENTER.padding + FRAME;
+/** Samples of audio kept: the longest segment plus the silence that ends it and its padding. */
+const historyLength = ({ maxLength, endSilence, longEndSilence, padding }: SegmenterOptions) =>
+  maxLength + Math.max(endSilence, longEndSilence) + 2 * padding + FRAME;
 
 class SecondTotals {
   second = -1;
@@ -62,8 +64,10 @@ class SecondTotals {
 export class VoiceAnalyzer {
   private readonly decoder = new S16Decoder();
   private readonly pitch = new PitchTracker(FRAME);
-  private readonly segmenter = new SpeechSegmenter();
-  private readonly history = new AudioHistory(HISTORY);
+  private readonly segmenter: SpeechSegmenter;
+  /** A step this likely is speech: the segmenter's start threshold. */
+  private readonly speechProbability: number;
+  private readonly history: AudioHistory;
   private readonly queue = new SampleQueue();
   /** The last FRAME samples; the step in progress occupies the last STEP of them. */
   private readonly frame = new Float32Array(FRAME);
@@ -72,7 +76,12 @@ export class VoiceAnalyzer {
   private readonly totals = new SecondTotals();
   private readonly vad = new VadStream();
 
-  constructor(private readonly options: VoiceAnalyzerOptions) {}
+  constructor(private readonly options: VoiceAnalyzerOptions) {
+    const segmenter = options.segmenter ?? DEFAULT_SEGMENTER;
+    this.segmenter = new SpeechSegmenter(segmenter);
+    this.speechProbability = segmenter.startThreshold;
+    this.history = new AudioHistory(historyLength(segmenter));
+  }
 
   /** Queues raw s16le PCM. */
   write(chunk: Buffer): void {
@@ -118,7 +127,7 @@ export class VoiceAnalyzer {
     const end = start + STEP;
     const totals = this.totals;
     totals.vadSteps++;
-    if (probability >= SPEECH_PROBABILITY) {
+    if (probability >= this.speechProbability) {
       if (totals.speechSteps++ === 0) totals.speechStart = start;
       totals.speechEnd = end;
     }

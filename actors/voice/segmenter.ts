@@ -1,5 +1,9 @@
 // Speech segments from a stream of VAD probabilities, with hysteresis: speech starts on a
 // confident step, survives short dips, and ends only after a stretch of clear non-speech.
+// That stretch is long while a segment is short: a speaker's pause inside a sentence ("ask
+// not ... what your country") must not cut it, or the transcriber hears each part without the
+// other and writes "As not." Once a segment is long, a shorter pause ends it, so that
+// continuous talk is cut between sentences and not mid-word at the maximum length.
 // Pure: works on sample indices and knows nothing of models or audio.
 import { SAMPLE_RATE } from './pcm.ts';
 
@@ -10,6 +14,9 @@ export interface SegmenterOptions {
   endThreshold: number;
   /** Samples below endThreshold that end a segment. */
   endSilence: number;
+  /** A segment whose speech spans at least `longLength` samples ends after `longEndSilence` instead. */
+  longLength: number;
+  longEndSilence: number;
   /** Longer speech is cut into segments of this many samples. */
   maxLength: number;
   /** Segments with less speech than this are clicks and coughs, not speech. */
@@ -21,7 +28,9 @@ export interface SegmenterOptions {
 export const DEFAULT_SEGMENTER: SegmenterOptions = {
   startThreshold: 0.5,
   endThreshold: 0.35,
-  endSilence: 0.5 * SAMPLE_RATE,
+  endSilence: 1.2 * SAMPLE_RATE,
+  longLength: 5 * SAMPLE_RATE,
+  longEndSilence: 0.5 * SAMPLE_RATE,
   maxLength: 20 * SAMPLE_RATE,
   minSpeech: 0.25 * SAMPLE_RATE,
   padding: 0.1 * SAMPLE_RATE,
@@ -45,7 +54,7 @@ export class SpeechSegmenter {
 
   /** Feeds the probability of the step covering samples [start, end); returns a finished segment if any. */
   step(probability: number, start: number, end: number): SampleSpan | undefined {
-    const { startThreshold, endThreshold, endSilence, maxLength, padding } = this.options;
+    const { startThreshold, endThreshold, maxLength, padding } = this.options;
     if (!this.speaking) {
       if (probability < startThreshold) return undefined;
       this.speaking = true;
@@ -56,7 +65,7 @@ export class SpeechSegmenter {
     }
     if (probability >= startThreshold) this.speech += end - start;
     if (probability >= endThreshold) this.lastSpeech = end;
-    else if (end - this.lastSpeech >= endSilence) return this.close(end);
+    else if (end - this.lastSpeech >= this.silenceToEnd()) return this.close(end);
     if (end - this.start >= maxLength) {
       const span = this.emit(this.start, end);
       this.start = end;
@@ -68,6 +77,11 @@ export class SpeechSegmenter {
   /** Ends the stream at sample `end`, closing an open segment. */
   finish(end: number): SampleSpan | undefined {
     return this.speaking ? this.close(end) : undefined;
+  }
+
+  private silenceToEnd(): number {
+    const { endSilence, longLength, longEndSilence } = this.options;
+    return this.lastSpeech - this.start >= longLength ? longEndSilence : endSilence;
   }
 
   private close(end: number): SampleSpan | undefined {

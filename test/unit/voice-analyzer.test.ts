@@ -81,7 +81,9 @@ test('seconds follow the start offset; the last partial second is reported', asy
 });
 
 test('odd chunk boundaries give exactly the rows and segments of one big push', async () => {
-  const pcm = await jfkPcm();
+  // The sample twice, 2 s apart: the speech of each is one segment.
+  const jfk = await jfkPcm();
+  const pcm = Buffer.concat([jfk, Buffer.alloc(2 * 16000 * 2), jfk]);
   const whole = await analyse([pcm], 3.2);
   const sizes = [1, 7, 333, 1001, 2, 4099];
   const chunks: Buffer[] = [];

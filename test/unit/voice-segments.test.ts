@@ -1,5 +1,6 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
+import fc from 'fast-check';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { SpeechSegmenter } from '../../actors/voice/segmenter.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
@@ -74,10 +75,12 @@ test('segments start and end where the speech does, around inserted silences', a
   }
 });
 
-test('segmenter: hysteresis, minimum length and the maximum-length split', () => {
+test('segmenter: hysteresis, minimum length, long pauses, and the maximum-length split', () => {
   const step = 512;
   const run = (probabilities: number[]) => {
-    const segmenter = new SpeechSegmenter({ startThreshold: 0.5, endThreshold: 0.35, endSilence: 8 * step, maxLength: 40 * step, minSpeech: 4 * step, padding: 0 });
+    const segmenter = new SpeechSegmenter({
+      startThreshold: 0.5, endThreshold: 0.35, endSilence: 8 * step, longLength: 20 * step, longEndSilence: 3 * step, maxLength: 40 * step, minSpeech: 4 * step, padding: 0,
+    });
     const spans = probabilities.map((p, i) => segmenter.step(p, i * step, (i + 1) * step)).filter((span) => span !== undefined);
     const last = segmenter.finish(probabilities.length * step);
     return (last ? [...spans, last] : spans).map(({ start, end }) => [start / step, end / step]);
@@ -88,8 +91,37 @@ test('segmenter: hysteresis, minimum length and the maximum-length split', () =>
   assert.equal(run([...quiet(3), 0.4, 0.4, 0.4, 0.4, 0.4, ...quiet(10)]), []);
   // A click shorter than the minimum speech is dropped.
   assert.equal(run([...quiet(3), 0.9, 0.9, ...quiet(10)]), []);
+  // A short segment survives a pause shorter than endSilence; a long one ends at a short pause.
+  const speech = (n: number) => Array<number>(n).fill(0.9);
+  assert.equal(run([...speech(5), ...quiet(6), ...speech(5), ...quiet(10)]), [[0, 16]]);
+  assert.equal(run([...speech(20), ...quiet(4), ...speech(5), ...quiet(10)]), [[0, 20], [24, 29]]);
   // Speech longer than the maximum is cut into consecutive segments; the stream's end closes the last.
   assert.equal(run(Array<number>(90).fill(0.9)), [[0, 40], [40, 80], [80, 90]]);
+});
+
+test('segmenter property: segments in order, apart, no longer than the maximum, and only a long enough pause ends one', () => {
+  const options = { startThreshold: 0.5, endThreshold: 0.35, endSilence: 8, longLength: 20, longEndSilence: 3, maxLength: 40, minSpeech: 4, padding: 0 };
+  // Runs of speech, dips and silence, one sample a step.
+  const steps = fc
+    .array(fc.tuple(fc.constantFrom(0.1, 0.4, 0.9), fc.integer({ min: 1, max: 12 })), { maxLength: 40 })
+    .map((runs) => runs.flatMap(([probability, length]) => Array<number>(length).fill(probability)));
+  fc.assert(
+    fc.property(steps, (probabilities) => {
+      const segmenter = new SpeechSegmenter(options);
+      const spans = probabilities.map((p, i) => segmenter.step(p, i, i + 1)).filter((span) => span !== undefined);
+      const last = segmenter.finish(probabilities.length);
+      if (last) spans.push(last);
+      spans.forEach((span, i) => {
+        assert.ok(span.start >= 0 && span.end <= probabilities.length && span.end > span.start && span.end - span.start <= options.maxLength);
+        const next = spans[i + 1];
+        if (!next) return;
+        const cutAtMaximum = next.start === span.end && span.end - span.start === options.maxLength;
+        const pause = span.end - span.start >= options.longLength ? options.longEndSilence : options.endSilence;
+        assert.ok(cutAtMaximum || next.start - span.end >= pause, JSON.stringify({ spans, probabilities }));
+      });
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 test.run();
