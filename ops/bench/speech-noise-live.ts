@@ -17,8 +17,8 @@ import { freePort } from '../stack/ports.ts';
 import { startServices, type Services } from '../support/services.ts';
 import { publish, waitForStream } from '../support/streams/publish.ts';
 import { startRtmpServer } from '../support/streams/rtmp-server.ts';
-import { errorsPerReferenceWord, wordErrors, words } from '../support/word-error-rate.ts';
-import { CONDITIONS, VOICES, conditionName, mixedTrack, readSpeech, referenceText, type Corpus, type Voice } from './lib/speech-corpus.ts';
+import { wordErrors } from '../support/word-error-rate.ts';
+import { CONDITIONS, VOICES, conditionName, errorRatePerVoice, mixedTrack, readSpeech, referenceText, type Corpus } from './lib/speech-corpus.ts';
 import { SAMPLE_RATE, wavFile } from './lib/speech.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
@@ -57,18 +57,6 @@ function bestLoop(reference: string, texts: string[]): { errors: number; words: 
     }
   }
   return best;
-}
-
-/** Word error rate per voice of `text` against the whole reference: each edit counts for the voice of the word it is charged to. */
-function perVoice(corpus: Corpus, text: string): Map<Voice, number> {
-  const voiceOfWord = corpus.sentences.flatMap((sentence) => words(sentence.text).map(() => sentence.voice));
-  const charged = errorsPerReferenceWord(referenceText(corpus), text);
-  return new Map(
-    VOICES.map((voice) => {
-      const mine = voiceOfWord.flatMap((of, i) => (of === voice ? [charged[i]!] : []));
-      return [voice, mine.reduce((sum, n) => sum + n, 0) / mine.length];
-    }),
-  );
 }
 
 /** The text of every segment of the session, in time order, read a page at a time. */
@@ -129,7 +117,7 @@ try {
   for (const { name, id } of sessions) {
     const texts = await transcript(services, id);
     const loop = bestLoop(reference, texts);
-    const voices = perVoice(corpus, loop.text);
+    const voices = errorRatePerVoice(corpus, loop.text);
     if (transcriptsFile) appendFileSync(transcriptsFile, `${JSON.stringify({ condition: name, segments: texts, bestLoop: loop.text })}\n`);
     rows.push([
       name,

@@ -4,13 +4,15 @@
 //   JFK's "ask not" sentence (whisper.cpp's sample, with its published transcript);
 // - a synthetic voice: sentences with known text spoken by espeak-ng, which no speech model was
 //   trained on.
-// The LibriVox sentences were heard by nothing tuned on this project (the service's 30 dB noise
-// threshold was set on the others). The sentences are laid end to end with pauses in one 16 kHz
-// track, as a speaker reads them; where each sentence sits is kept, to cut the track into
-// sentences for transcription on files and to score each voice apart.
+// The service's 30 dB noise threshold was set on the espeak-ng and JFK sentences, the pause that
+// ends a speech segment on all of them; a third set, passages in espeak-ng's British voice
+// (readHeldOut), was kept apart to check that pause. The sentences are laid end to end with
+// pauses in one 16 kHz track, as a speaker reads them; where each sentence sits is kept, to cut
+// the track into sentences for transcription on files and to score each voice apart.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pcmToFloat, wavPcm } from '../../support/voice-media.ts';
+import { errorsPerReferenceWord, words } from '../../support/word-error-rate.ts';
 import { makeNoise, mixAtSnr, voicedRms, type NoiseKind } from './noise.ts';
 import { SAMPLE_RATE, jfkSamples, spokenSamples } from './speech.ts';
 
@@ -77,15 +79,51 @@ export async function readSpeech(mediaDir: string, dir: string): Promise<Corpus>
   const spoken = await Promise.all(
     SPOKEN.map(async (text, i) => ({ text, voice: 'espeak-ng' as const, samples: await spokenSamples(text, dir, `sentence-${i}`) })),
   );
-  const parts = [...recorded, { text: JFK_TEXT, voice: 'recorded' as const, samples: await jfkSamples() }, ...spoken];
-  const pause = Math.round(PAUSE_SECONDS * SAMPLE_RATE);
-  const track = new Float32Array(parts.reduce((sum, part) => sum + part.samples.length + pause, 0));
+  return laidEndToEnd([...recorded, { text: JFK_TEXT, voice: 'recorded' as const, samples: await jfkSamples() }, ...spoken]);
+}
+
+/**
+ * Passages nothing here was chosen on, to check a choice made on the sentences above: two
+ * sentences each, in espeak-ng's British voice (the sentences above are in its American one),
+ * with a speaker's pause between them, shorter than a reader's between passages
+ * (BETWEEN_SENTENCES).
+ */
+const HELD_OUT = [
+  ['When the meeting ended, nobody wanted to leave.', 'The coffee was still warm, and the rain had not stopped.'],
+  ['Turn left at the bakery, then walk two blocks.', 'The museum is on your right, next to the bank.'],
+  ['I am sorry, but the flight has been cancelled.', 'We will book you on the next one, tomorrow morning.'],
+  ['She opened the letter slowly.', 'Inside, there was a photograph of a house by the sea.'],
+  ['Thank you all for coming tonight.', 'Without your help, this project would never have been finished.'],
+  ['The weather was terrible on Monday, and worse on Tuesday.', 'By Friday, however, the sun was out.'],
+];
+
+/** Seconds between the sentences of a held-out passage, in turn. */
+const BETWEEN_SENTENCES = [0.6, 0.8, 1.0];
+
+export async function readHeldOut(dir: string): Promise<Corpus> {
+  const parts = await Promise.all(
+    HELD_OUT.flatMap((passage, i) =>
+      passage.map(async (text, k) => ({
+        text,
+        voice: 'espeak-ng' as const,
+        samples: await spokenSamples(text, dir, `held-out-${i}-${k}`, 'en-gb'),
+        pause: k < passage.length - 1 ? BETWEEN_SENTENCES[i % BETWEEN_SENTENCES.length]! : PAUSE_SECONDS,
+      })),
+    ),
+  );
+  return laidEndToEnd(parts);
+}
+
+/** `parts` in one track, each followed by its pause (a reader's, PAUSE_SECONDS, unless given). */
+function laidEndToEnd(parts: { text: string; voice: Voice; samples: Float32Array; pause?: number }[]): Corpus {
+  const pauseOf = (part: (typeof parts)[number]) => Math.round((part.pause ?? PAUSE_SECONDS) * SAMPLE_RATE);
+  const track = new Float32Array(parts.reduce((sum, part) => sum + part.samples.length + pauseOf(part), 0));
   const sentences: Sentence[] = [];
   let at = 0;
-  for (const { text, voice, samples } of parts) {
-    track.set(atSpeechLevel(samples), at);
-    sentences.push({ text, voice, start: at, length: samples.length });
-    at += samples.length + pause;
+  for (const part of parts) {
+    track.set(atSpeechLevel(part.samples), at);
+    sentences.push({ text: part.text, voice: part.voice, start: at, length: part.samples.length });
+    at += part.samples.length + pauseOf(part);
   }
   return { track, sentences };
 }
@@ -104,4 +142,16 @@ export const conditionName = ({ noise, snrDb }: (typeof CONDITIONS)[number]) => 
 export function mixedTrack(corpus: Corpus, condition: (typeof CONDITIONS)[number]): Float32Array {
   if (condition.noise === 'clean') return corpus.track;
   return mixAtSnr(corpus.track, makeNoise(condition.noise, corpus.track.length), condition.snrDb);
+}
+
+/** Word error rate per voice of `text` against the whole reference: each edit counts for the voice of the word it is charged to. */
+export function errorRatePerVoice(corpus: Corpus, text: string): Map<Voice, number> {
+  const voiceOfWord = corpus.sentences.flatMap((sentence) => words(sentence.text).map(() => sentence.voice));
+  const charged = errorsPerReferenceWord(referenceText(corpus), text);
+  return new Map(
+    VOICES.map((voice) => {
+      const mine = voiceOfWord.flatMap((of, i) => (of === voice ? [charged[i]!] : []));
+      return [voice, mine.reduce((sum, n) => sum + n, 0) / mine.length];
+    }),
+  );
 }

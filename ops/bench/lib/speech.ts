@@ -14,11 +14,11 @@ export async function jfkSamples(): Promise<Float32Array> {
   return pcmToFloat(await jfkPcm());
 }
 
-/** `text` spoken at 150 words a minute, as 16 kHz mono samples; scratch files go in `dir`. */
-export async function spokenSamples(text: string, dir: string, name: string): Promise<Float32Array> {
+/** `text` spoken at 150 words a minute in espeak-ng's `voice`, as 16 kHz mono samples; scratch files go in `dir`. */
+export async function spokenSamples(text: string, dir: string, name: string, voice = 'en-us'): Promise<Float32Array> {
   const raw = join(dir, `${name}.espeak.wav`);
   const wav = join(dir, `${name}.wav`);
-  await run('espeak-ng', ['-v', 'en-us', '-s', '150', '-w', raw, text]);
+  await run('espeak-ng', ['-v', voice, '-s', '150', '-w', raw, text]);
   await run('sox', [raw, '-r', String(SAMPLE_RATE), '-c', '1', '-b', '16', wav]);
   return pcmToFloat(wavPcm(await readFile(wav)));
 }
