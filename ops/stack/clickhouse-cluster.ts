@@ -3,7 +3,7 @@
 // data, to rejoin and catch up.
 import { join } from 'node:path';
 import { startClickHouse, type ClusterMembership } from './clickhouse.ts';
-import { steadyPort } from './ports.ts';
+import { freePort } from './ports.ts';
 import { clusterNode, type ClusterNode } from './cluster-node.ts';
 import { startZooKeeperEnsemble, type ZooKeeperEnsemble } from './zookeeper-ensemble.ts';
 
@@ -43,7 +43,7 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
     for (let replica = 1; replica <= options.replicas; replica++) places.push({ shard, replica });
   }
   const ports = await Promise.all(
-    places.map(async () => ({ http: await steadyPort(), tcp: await steadyPort(), interserver: await steadyPort() })),
+    places.map(async () => ({ http: await freePort(), tcp: await freePort(), interserver: await freePort() })),
   );
   const shards = Array.from({ length: options.shards }, (_, i) =>
     ports.filter((_, n) => places[n]!.shard === i + 1).map((port) => port.tcp),

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { steadyPort, portOpen } from './ports.ts';
+import { freePort, portOpen } from './ports.ts';
 import { launchNats, type NatsOptions } from './nats.ts';
 import { clusterNode, type ClusterNode } from './cluster-node.ts';
 import { waitUntil } from './process.ts';
@@ -21,8 +21,8 @@ export interface NatsCluster {
 
 export async function startNatsCluster(options: { dir: string; size?: number; maxFileStore?: string }): Promise<NatsCluster> {
   const size = options.size ?? 3;
-  const ports = await Promise.all(Array.from({ length: size }, () => steadyPort()));
-  const routePorts = await Promise.all(Array.from({ length: size }, () => steadyPort()));
+  const ports = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()));
   const nodes = ports.map((port, i) =>
     natsNode({
       dir: join(options.dir, `nats-${i + 1}`),

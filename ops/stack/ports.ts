@@ -1,49 +1,80 @@
-// Loopback ports: free ones for servers started on the fly, and whether one accepts connections.
-// A free port is released before the caller binds it: another process may take it meanwhile
-// (rare on one machine), but this process never hands the same one out twice.
+// Loopback ports for servers the tests and benchmarks start on the fly, and whether one accepts
+// connections.
+//
+// A port is handed out unbound and the caller binds it later, often in a child process and
+// seconds later (a gateway starts after its storage service and hosts). Two things could take it
+// meanwhile. An outgoing connection: the OS gives those local ports from its ephemeral range, so
+// ports are picked below that range. Another test file running in parallel: each port handed out
+// is claimed by a file naming the claiming process, so no other process on this machine hands it
+// out while that process lives, even while a server on it is killed and started again.
 import { createSocket } from 'node:dgram';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-// Ports already handed out by this process: the OS may offer a released port again before the
-// caller it was given to has bound it (a test file asks for several before starting anything).
-const handedOut = new Set<number>();
+const CLAIMS = join(tmpdir(), 'emotion-analysis-ports');
+const LOWEST = 10_000;
 
 export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await unboundPort();
-    if (handedOut.has(port)) continue;
-    handedOut.add(port);
-    return port;
-  }
-}
-
-/**
- * A free port below the range the OS picks free and outgoing ports from, for a server that is
- * killed and started again on it: while it is down, no other process is handed its port (a
- * test's ClickHouse took a shard's port during its 90 s away).
- */
-export async function steadyPort(): Promise<number> {
-  const [osFirst] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  const [low, high] = [10_000, Math.min(osFirst ?? 32_768, 32_768) - 1];
-  if (high <= low) return freePort();
+  const [low, high] = [LOWEST, ephemeralStart() - 1];
+  mkdirSync(CLAIMS, { recursive: true });
   for (;;) {
     const port = low + Math.floor(Math.random() * (high - low));
-    if (handedOut.has(port) || !(await unboundPort(port).then(() => true, () => false))) continue;
-    handedOut.add(port);
-    return port;
+    if (!claim(port)) continue;
+    if (await bindable(port)) return port;
+    release(port);
   }
 }
 
-function unboundPort(wanted = 0): Promise<number> {
-  return new Promise((resolve, reject) => {
+function ephemeralStart(): number {
+  const [first] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  return first && first > LOWEST + 1000 ? first : 32_768;
+}
+
+/** True if this process now holds the port's claim: it was unclaimed, or its claimant has exited. */
+function claim(port: number): boolean {
+  const file = join(CLAIMS, String(port));
+  try {
+    writeFileSync(file, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const claimant = Number(readFileSync(file, 'utf8'));
+  if (alive(claimant)) return false;
+  try {
+    unlinkSync(file);
+    writeFileSync(file, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function release(port: number): void {
+  try {
+    unlinkSync(join(CLAIMS, String(port)));
+  } catch {
+    // already gone
+  }
+}
+
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(wanted, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 

@@ -3,6 +3,7 @@
 // counts as up when its /readyz (bus/metrics-server.ts, on its METRICS_PORT) answers 200: each
 // process says so itself, once it serves, the gateway included. A process kept running is
 // restarted by the actors' Supervisor, the project's one restart policy.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Supervisor, type Child, type SupervisorOptions } from '../../actors/supervisor.ts';
@@ -48,9 +49,20 @@ export async function launchService(spec: ServiceSpec): Promise<Service> {
     const reason = exit !== undefined ? `exited (${exit}) before it was ready` : Date.now() > deadline ? `was not ready within ${READY_MS / 1000} s` : undefined;
     if (reason) {
       await service.stop();
-      throw new Error(`${spec.id} ${reason}; see ${spec.logFile}`);
+      throw new Error(`${spec.id} ${reason}; see ${spec.logFile}, which ends:\n${logTail(spec.logFile)}`);
     }
     await sleep(200);
+  }
+}
+
+// Where the run happened may be gone by the time someone reads why it failed: the error carries
+// the log's last lines, without stack frames, which would crowd out the reason.
+function logTail(file: string, lines = 6): string {
+  try {
+    const text = readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '' && !/^\s+at /.test(line));
+    return text.slice(-lines).map((line) => `  ${line.slice(0, 500)}`).join('\n');
+  } catch {
+    return '  (no log)';
   }
 }
 

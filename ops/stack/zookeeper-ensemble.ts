@@ -4,7 +4,7 @@
 // rejoins and catches up from the leader.
 import { join } from 'node:path';
 import { clusterNode, type ClusterNode } from './cluster-node.ts';
-import { steadyPort } from './ports.ts';
+import { freePort } from './ports.ts';
 import { startZooKeeper } from './zookeeper.ts';
 
 export interface ZooKeeperMember extends ClusterNode {
@@ -23,7 +23,7 @@ const SIZE = 3;
 /** Starts the three members at once: none serves before a quorum of them has elected a leader. */
 export async function startZooKeeperEnsemble(options: { dir: string }): Promise<ZooKeeperEnsemble> {
   const ports = await Promise.all(
-    Array.from({ length: SIZE }, async () => ({ client: await steadyPort(), quorum: await steadyPort(), election: await steadyPort() })),
+    Array.from({ length: SIZE }, async () => ({ client: await freePort(), quorum: await freePort(), election: await freePort() })),
   );
   const members = ports.map((port, i): ZooKeeperMember => {
     const name = `zookeeper-${i + 1}`;

@@ -43,7 +43,7 @@ test('a launched process is ready when its /readyz says so, and then serves', as
   }
 });
 
-test('a process that exits before it is ready fails the launch, naming its log', async () => {
+test('a process that exits before it is ready fails the launch, naming its log and quoting its end', async () => {
   // An id the configuration refuses: the process exits at once.
   const spec = await gatewaySpec('launcher-exits');
   const launching = launchService({ ...spec, id: 'not an id!' });
@@ -51,7 +51,8 @@ test('a process that exits before it is ready fails the launch, naming its log',
     () => assert.unreachable('the launch should fail'),
     (error: Error) => {
       assert.match(error.message, /^not an id! exited \(1\) before it was ready/);
-      assert.ok(error.message.endsWith(`see ${spec.logFile}`), error.message);
+      assert.ok(error.message.includes(`see ${spec.logFile}, which ends:\n`), error.message);
+      assert.match(error.message.split('which ends:\n')[1] ?? '', /HOST_ID/, 'the reason, from its log');
     },
   );
 });

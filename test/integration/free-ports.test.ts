@@ -1,0 +1,47 @@
+// Ports for servers started on the fly (ops/stack/ports.ts): test files run side by side, each
+// starting servers whose ports were picked seconds earlier, so no two processes may be handed
+// the same port, and none may come from the range the OS takes outgoing connections' ports from.
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readConfig } from '../../bus/config.ts';
+
+const config = readConfig();
+const PER_PROCESS = 300;
+const PROCESSES = 4;
+
+// A claim lasts as long as its process: each one holds its ports until all have answered.
+function portsFromOneProcess(): { ports: Promise<number[]>; release(): void } {
+  const script = `import { freePort } from ${JSON.stringify(join(config.projectRoot, 'ops/stack/ports.ts'))};
+    const ports = await Promise.all(Array.from({ length: ${PER_PROCESS} }, () => freePort()));
+    console.log(JSON.stringify(ports));
+    process.stdin.resume();`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: config.projectRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+  const ports = new Promise<number[]>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.endsWith('\n')) resolve(JSON.parse(out));
+    });
+    child.once('exit', (code) => reject(new Error(`exited (${code}) before answering`)));
+  });
+  return { ports, release: () => child.stdin.end() };
+}
+
+test(`${PROCESSES} processes asking for ${PER_PROCESS} ports each at once are never handed the same one`, async () => {
+  const processes = Array.from({ length: PROCESSES }, portsFromOneProcess);
+  let all: number[];
+  try {
+    all = (await Promise.all(processes.map((p) => p.ports))).flat();
+  } finally {
+    for (const p of processes) p.release();
+  }
+  assert.is(all.length, PROCESSES * PER_PROCESS);
+  assert.is(new Set(all).size, all.length, 'every port handed out once');
+  const [ephemeralStart] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  for (const port of all) assert.ok(port >= 1024 && port < ephemeralStart!, `${port} lies below the OS's range for outgoing connections`);
+});
+
+test.run();
