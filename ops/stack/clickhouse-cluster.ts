@@ -1,10 +1,11 @@
 // A ClickHouse cluster on loopback: shards x replicas servers, one folder each, coordinated by
 // a ZooKeeper ensemble of three. A node of either can be killed and started again on the same
-// data, to rejoin and catch up.
+// data, to rejoin and catch up. A node whose DDL worker stops is restarted (ddl-worker-watch.ts).
 import { join } from 'node:path';
 import { startClickHouse, type ClusterMembership } from './clickhouse.ts';
 import { freePort } from './ports.ts';
 import { clusterNode, type ClusterNode } from './cluster-node.ts';
+import { restartOnStoppedDdlWorker } from './ddl-worker-watch.ts';
 import { startZooKeeperEnsemble, type ZooKeeperEnsemble } from './zookeeper-ensemble.ts';
 
 export interface ClickHouseNode extends ClusterNode {
@@ -67,7 +68,9 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
       },
     });
   });
+  const watches = nodes.map((node) => restartOnStoppedDdlWorker(node, join(options.dir, node.name, 'server.err.log'), (message) => console.error(message)));
   const stop = async () => {
+    for (const watch of watches) watch.stop();
     await Promise.all(nodes.map((node) => node.stop()));
     await zookeeper.stop();
   };

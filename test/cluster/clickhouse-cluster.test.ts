@@ -11,7 +11,7 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
@@ -204,6 +204,20 @@ step('a service that knows the nodes of one shard only adds a column ON CLUSTER,
   assert.equal(await addColumn('probe_on_cluster', { ...server, url: firstShard.join(',') }), [2, 2, 2, 2]);
   assert.equal(alters(await ddlQueue()).length, 1, String(alters(await ddlQueue())));
 });
+
+step('a node whose DDL worker stops is restarted, and ON CLUSTER DDL reaches it again', async () => {
+  const victim = cluster.nodes[1]!;
+  const before = victim.pid();
+  // The line ClickHouse 18.16 logs as it ends the worker (ops/stack/ddl-worker-watch.ts).
+  appendFileSync(join(dir, 'clickhouse', victim.name, 'server.err.log'),
+    '2026.01.01 00:00:00.000000 [ 19 ] {} <Error> DDLWorker: Unexpected ZooKeeper error: Code: 999, Node exists. Terminating.\n');
+  await waitUntil(`${victim.name} started again`, async () => ![undefined, before].includes(victim.pid()), 60_000);
+  const firstShard = cluster.nodes.filter((each) => each.name.startsWith('clickhouse-1-')).map((each) => each.url);
+  assert.equal(await addColumn('probe_after_restart', { ...server, url: firstShard.join(',') }), [2, 2, 2, 2]);
+  const readOnly = () => onEachNode((on) => count(on, 'SELECT count() AS n FROM system.replicas WHERE is_readonly'));
+  await waitUntil('every replica writable', async () => (await readOnly()).every((n) => n === 0), 60_000);
+});
+
 
 step('rows the storage writer stores are read back, each once, from every node', async () => {
   storage = await StorageService.start(await connectBus('clickhouse-cluster storage', nats.url, log), {
