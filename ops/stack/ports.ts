@@ -4,9 +4,10 @@
 // A port is handed out unbound and the caller binds it later, often in a child process and
 // seconds later (a gateway starts after its storage service and hosts). Two things could take it
 // meanwhile. An outgoing connection: the OS gives those local ports from its ephemeral range, so
-// ports are picked below that range. Another test file running in parallel: each port handed out
-// is claimed by a file naming the claiming process, so no other process on this machine hands it
-// out while that process lives, even while a server on it is killed and started again.
+// ports are picked below that range (and above those fetch() refuses). Another test file
+// running in parallel: each port handed out is claimed by a file naming the claiming process,
+// so no other process on this machine hands it out while that process lives, even while a
+// server on it is killed and started again.
 import { createSocket } from 'node:dgram';
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
@@ -14,22 +15,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const CLAIMS = join(tmpdir(), 'emotion-analysis-ports');
-const LOWEST = 10_000;
+// Above every port the Fetch standard bars ("bad ports", 10080 the highest): fetch() refuses them.
+const LOWEST = 10_100;
 
 export async function freePort(): Promise<number> {
-  const [low, high] = [LOWEST, ephemeralStart() - 1];
+  const { low, high } = portRange();
   mkdirSync(CLAIMS, { recursive: true });
   for (;;) {
-    const port = low + Math.floor(Math.random() * (high - low));
+    const port = low + Math.floor(Math.random() * (high + 1 - low));
     if (!claim(port)) continue;
     if (await bindable(port)) return port;
     release(port);
   }
 }
 
-function ephemeralStart(): number {
+/** The ports freePort picks from: [low, high], below the OS's ephemeral range. */
+export function portRange(): { low: number; high: number } {
   const [first] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  return first && first > LOWEST + 1000 ? first : 32_768;
+  return { low: LOWEST, high: (first && first > LOWEST + 1000 ? first : 32_768) - 1 };
 }
 
 /** True if this process now holds the port's claim: it was unclaimed, or its claimant has exited. */

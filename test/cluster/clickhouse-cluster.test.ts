@@ -366,7 +366,7 @@ async function killTheNodeTalkedTo(victim: ClickHouseNode, kept: ClickHouseNode[
       await sleep(100);
     }
   })();
-  const reads = { ok: 0, failed: 0, slowestMs: 0 };
+  const reads = { ok: 0, failed: 0, slowestMs: 0, errors: [] as string[] };
   let reading = true;
   const reader = (async () => {
     while (reading) {
@@ -374,8 +374,9 @@ async function killTheNodeTalkedTo(victim: ClickHouseNode, kept: ClickHouseNode[
       try {
         await count(client, sql`SELECT count() AS n FROM video_seconds FINAL WHERE session = ${sessions[0]!}`);
         reads.ok++;
-      } catch {
+      } catch (error) {
         reads.failed++;
+        reads.errors.push(`${Date.now() - started} ms: ${(error as Error).message}`.slice(0, 300));
       }
       reads.slowestMs = Math.max(reads.slowestMs, Date.now() - started);
       await sleep(100);
@@ -399,7 +400,7 @@ async function killTheNodeTalkedTo(victim: ClickHouseNode, kept: ClickHouseNode[
   }
   // A publish the bus refused fails the test.
   await writer;
-  assert.is(reads.failed, 0, 'every read answered');
+  assert.is(reads.failed, 0, `every read answered; ${reads.errors.join('; ')}`);
   // A part the victim committed as it died, before its partner fetched it, is on the victim's
   // disk alone (ClickHouse replicates a part after its insert commits): its rows are read again
   // once the victim is back, not lost. How many waited for it is reported.

@@ -1,12 +1,14 @@
 // Ports for servers started on the fly (ops/stack/ports.ts): test files run side by side, each
 // starting servers whose ports were picked seconds earlier, so no two processes may be handed
-// the same port, and none may come from the range the OS takes outgoing connections' ports from.
+// the same port, and none may come from the range the OS takes outgoing connections' ports from
+// or be one fetch() refuses.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { portRange } from '../../ops/stack/ports.ts';
 
 const config = readConfig();
 const PER_PROCESS = 300;
@@ -40,8 +42,12 @@ test(`${PROCESSES} processes asking for ${PER_PROCESS} ports each at once are ne
   }
   assert.is(all.length, PROCESSES * PER_PROCESS);
   assert.is(new Set(all).size, all.length, 'every port handed out once');
+  const { low, high } = portRange();
+  for (const port of all) assert.ok(port >= low && port <= high, `${port} in [${low}, ${high}]`);
   const [ephemeralStart] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  for (const port of all) assert.ok(port >= 1024 && port < ephemeralStart!, `${port} lies below the OS's range for outgoing connections`);
+  assert.ok(high < ephemeralStart!, `[${low}, ${high}] lies below the OS's range for outgoing connections`);
+  // 10080 is the highest of the Fetch standard's bad ports: fetch() refuses to connect to it.
+  assert.ok(low > 10080, `[${low}, ${high}] holds no port fetch() refuses`);
 });
 
 test.run();
