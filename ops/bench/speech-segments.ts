@@ -2,10 +2,12 @@
 // host's own VAD and segmenter (VoiceStreams, as ingest's PCM reaches them), each segment
 // transcribed by the service's transcriber, the whole transcript scored. The live path without
 // the stream: no encoder, no loop to join, a few minutes for every condition, so it can
-// compare where segments end. Two sets of speech: the benchmark's sentences, scored per voice,
-// and passages kept apart from every choice (readHeldOut). SPEECH_SEGMENTS_END_SILENCE takes
-// the seconds of pause that end a short segment, comma-separated (default: the service's, and
-// 0.5 s, what it was before). See ops/bench/README-speech-noise.md.
+// compare where segments end and who transcribes them. Two sets of speech: the benchmark's
+// sentences, scored per voice, and passages kept apart from every choice (readHeldOut).
+// SPEECH_SEGMENTS_END_SILENCE takes the seconds of pause that end a short segment,
+// comma-separated (default: the service's, and 0.5 s, what it was before);
+// SPEECH_SEGMENTS_TRANSCRIBERS takes `service`, `tiny` and `base` (default: the service).
+// See ops/bench/README-speech-noise.md.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
@@ -21,6 +23,14 @@ import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
 const endSilences = (process.env.SPEECH_SEGMENTS_END_SILENCE ?? `${DEFAULT_SEGMENTER.endSilence / SAMPLE_RATE},0.5`).split(',').map(Number);
+const TRANSCRIBERS = ['service', 'tiny', 'base'] as const;
+const transcriberNames = (process.env.SPEECH_SEGMENTS_TRANSCRIBERS ?? 'service').split(',').map((name) => {
+  if (!(TRANSCRIBERS as readonly string[]).includes(name)) throw new Error(`SPEECH_SEGMENTS_TRANSCRIBERS takes ${TRANSCRIBERS.join(', ')}; got "${name}"`);
+  return name as (typeof TRANSCRIBERS)[number];
+});
+/** Each pause with each transcriber: the table's column groups. */
+const variants = endSilences.flatMap((seconds) => transcriberNames.map((transcriber) => ({ seconds, transcriber })));
+const variantName = ({ seconds, transcriber }: (typeof variants)[number]) => `${seconds} s${transcriberNames.length > 1 ? ` ${transcriber}` : ''}`;
 
 /** The segments the host would cut from `track`, each as the samples it would transcribe. */
 async function segmentsOf(vad: VoiceActivityModel, track: Float32Array, segmenter: SegmenterOptions): Promise<Float32Array[]> {
@@ -49,29 +59,31 @@ try {
     SpeechToText.load(config.modelsDir, 'tiny'),
     SpeechToText.load(config.modelsDir, 'base'),
   ]);
-  const service = new NoiseRoutedTranscriber(tiny, base, config.noisySpeechBelowSnrDb);
+  const transcribers = { service: new NoiseRoutedTranscriber(tiny, base, config.noisySpeechBelowSnrDb), tiny, base };
 
-  /** Segments cut from `speech` under `condition` with each pause, and their transcript. */
+  /** Segments cut from `speech` under `condition` with each pause, and their transcript by each transcriber. */
   async function transcripts(speech: Corpus, condition: (typeof CONDITIONS)[number]): Promise<{ segments: number; text: string }[]> {
     const track = mixedTrack(speech, condition);
     const results = [];
     for (const seconds of endSilences) {
       const segments = await segmentsOf(vad, track, { ...DEFAULT_SEGMENTER, endSilence: Math.round(seconds * SAMPLE_RATE) });
-      const texts: string[] = [];
-      for (const samples of segments) texts.push(await service.transcribe(samples));
-      results.push({ segments: segments.length, text: texts.join(' ') });
+      for (const transcriber of transcriberNames) {
+        const texts: string[] = [];
+        for (const samples of segments) texts.push(await transcribers[transcriber].transcribe(samples));
+        results.push({ segments: segments.length, text: texts.join(' ') });
+      }
     }
     return results;
   }
 
-  // Per pause: the WER summed over conditions, for each voice and for the held-out passages.
+  // Per variant: the WER summed over conditions, for each voice and for the held-out passages.
   const columns = [...VOICES, 'held out'];
-  const sums = endSilences.map(() => columns.map(() => 0));
+  const sums = variants.map(() => columns.map(() => 0));
   const rows: string[][] = [];
   for (const condition of CONDITIONS) {
     const [ofCorpus, ofHeldOut] = [await transcripts(corpus, condition), await transcripts(heldOut, condition)];
     const row = [conditionName(condition)];
-    endSilences.forEach((_, i) => {
+    variants.forEach((_, i) => {
       const perVoice = errorRatePerVoice(corpus, ofCorpus[i]!.text);
       const held = wordErrors(referenceText(heldOut), ofHeldOut[i]!.text);
       const rates = [...VOICES.map((voice) => perVoice.get(voice)!), held.errors / held.words];
@@ -84,8 +96,8 @@ try {
   rows.push(['mean', ...sums.flatMap((sum) => ['', ...sum.map((total) => fixed(total / CONDITIONS.length, 3))])]);
   const { longLength, longEndSilence } = DEFAULT_SEGMENTER;
   printTable(
-    `Word error rate of the service's transcripts of the segments its VAD cuts, per pause that ends a segment shorter than ${longLength / SAMPLE_RATE} s (a longer one ends at ${longEndSilence / SAMPLE_RATE} s); held out: ${heldOut.sentences.length} sentences, two to a passage, espeak-ng en-gb`,
-    ['condition', ...endSilences.flatMap((seconds) => [`${seconds} s: segments / held out`, ...columns.map((column) => `${seconds} s: ${column}`)])],
+    `Word error rate of the transcripts of the segments the service's VAD cuts (by ${transcriberNames.join(', ')}), per pause that ends a segment shorter than ${longLength / SAMPLE_RATE} s (a longer one ends at ${longEndSilence / SAMPLE_RATE} s); held out: ${heldOut.sentences.length} sentences, two to a passage, espeak-ng en-gb`,
+    ['condition', ...variants.flatMap((variant) => [`${variantName(variant)}: segments / held out`, ...columns.map((column) => `${variantName(variant)}: ${column}`)])],
     rows,
   );
 } finally {
