@@ -44,8 +44,9 @@ function claim(port: number): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  const claimant = Number(readFileSync(file, 'utf8'));
-  if (alive(claimant)) return false;
+  // A claim being written reads empty, and one released meanwhile is gone: neither is taken.
+  const claimant = Number(readOrEmpty(file));
+  if (!(claimant > 0) || alive(claimant)) return false;
   try {
     unlinkSync(file);
     writeFileSync(file, String(process.pid), { flag: 'wx' });
@@ -63,8 +64,15 @@ function release(port: number): void {
   }
 }
 
+function readOrEmpty(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;
