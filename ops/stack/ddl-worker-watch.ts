@@ -22,8 +22,10 @@ export function restartOnStoppedDdlWorker(node: ClusterNode, errorLog: string, r
     const file = await open(errorLog);
     try {
       const { buffer, bytesRead } = await file.read(Buffer.alloc(size - offset), 0, size - offset, offset);
-      offset += bytesRead;
-      const line = buffer.subarray(0, bytesRead).toString('utf8').split('\n').find((each) => STOPPED.test(each));
+      // Whole lines only: a line still being written is read again, whole, at the next poll.
+      const complete = buffer.subarray(0, bytesRead).lastIndexOf('\n') + 1;
+      offset += complete;
+      const line = buffer.subarray(0, complete).toString('utf8').split('\n').find((each) => STOPPED.test(each));
       if (!line || stopped || node.pid() === undefined) return;
       report(`${node.name}'s DDL worker stopped (${line.slice(line.indexOf('DDLWorker'), 200)}); restarting it`);
       await node.stop();
