@@ -99,6 +99,17 @@ export function numberOf(field: Field): number {
   return readVarint(field.value, 0).value;
 }
 
+/** The values of a packed repeated varint field that holds no negative number. */
+export function packedNumbersOf(field: Field): number[] {
+  const values: number[] = [];
+  for (let at = 0; at < field.value.length; ) {
+    const { value, end } = readVarint(field.value, at);
+    values.push(value);
+    at = end;
+  }
+  return values;
+}
+
 /** Values up to 2^53 are exact, which covers every length, key and count in a model file. */
 function readVarint(bytes: Uint8Array, from: number): { value: number; end: number } {
   let value = 0;

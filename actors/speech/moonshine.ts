@@ -1,7 +1,9 @@
 // Speech to text with Moonshine: the encoder runs once over a whole speech segment, then the
 // decoder picks the likeliest next token until the end token, reusing its attention cache so each
 // step feeds only the newest token; a phrase it writes twice in a row is written once
-// (decoder-loops.ts). Its layers and attention heads are read from the decoder, so the tiny and
+// (decoder-loops.ts). The decoder is rewritten as it is loaded, to the same results for less
+// CPU: its output layer multiplies 8-bit weights (eight-bit-output-layer.ts), and its cache keeps
+// the audio's attention keys as they are read (cross-attention-keys.ts). Its layers and attention heads are read from the decoder, so the tiny and
 // base models load the same way.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,6 +12,7 @@ import { SPEECH_MODEL_FILES, type SpeechModel } from '../models/files.ts';
 import { loadModel, ort } from '../models/onnx.ts';
 import { withoutDecoderLoops } from './decoder-loops.ts';
 import { withEightBitOutputLayer } from './eight-bit-output-layer.ts';
+import { withCrossAttentionKeysCachedAsRead } from './cross-attention-keys.ts';
 
 const SAMPLE_RATE = 16000;
 const START_TOKEN = 1;
@@ -19,15 +22,15 @@ const TOKENS_PER_SECOND = 6;
 /** The encoder's convolutions need a little audio; shorter input has no words anyway. */
 const MIN_SAMPLES = SAMPLE_RATE / 10;
 
-type Feeds = Record<string, ort.Tensor>;
+export type Feeds = Record<string, ort.Tensor>;
 
 export interface Transcriber {
   transcribe(samples: Float32Array): Promise<string>;
 }
 
 export class SpeechToText implements Transcriber {
-  private readonly layers: number;
-  private readonly emptyCache: ort.Tensor;
+  /** The cache fed to the first step: every `past_key_values.*` input, empty. */
+  private readonly emptyCache: Feeds;
   private readonly firstStep: ort.Tensor = new ort.Tensor('bool', Uint8Array.from([0]), [1]);
   private readonly laterStep: ort.Tensor = new ort.Tensor('bool', Uint8Array.from([1]), [1]);
 
@@ -37,17 +40,17 @@ export class SpeechToText implements Transcriber {
     private readonly encoder: ort.InferenceSession,
     private readonly decoder: ort.InferenceSession,
   ) {
-    const shape = attentionShape(decoder);
-    this.layers = shape.layers;
-    this.emptyCache = new ort.Tensor('float32', new Float32Array(0), [1, shape.heads, 0, shape.headSize]);
+    this.emptyCache = emptyAttentionCache(decoder);
   }
 
-  /** `model` from `modelsDir`, the decoder's output layer fed its 8-bit weights (eight-bit-output-layer.ts). */
+  /** `model` from `modelsDir`, its decoder rewritten as it is loaded. */
   static async load(modelsDir: string, model: SpeechModel): Promise<SpeechToText> {
     const files = SPEECH_MODEL_FILES[model];
     const [encoder, decoder] = await Promise.all([
       loadModel(join(modelsDir, files.encoder)),
-      readFile(join(modelsDir, files.decoder)).then((bytes) => loadModel(withEightBitOutputLayer(bytes))),
+      readFile(join(modelsDir, files.decoder)).then((bytes) =>
+        loadModel(withCrossAttentionKeysCachedAsRead(withEightBitOutputLayer(bytes))),
+      ),
     ]);
     return new SpeechToText(model, encoder, decoder);
   }
@@ -59,12 +62,7 @@ export class SpeechToText implements Transcriber {
     const hidden = encoded.last_hidden_state!;
     const maxTokens = Math.ceil((samples.length / SAMPLE_RATE) * TOKENS_PER_SECOND);
 
-    const cache: Feeds = {};
-    for (let layer = 0; layer < this.layers; layer++) {
-      for (const part of ['decoder', 'encoder']) {
-        for (const kind of ['key', 'value']) cache[`past_key_values.${layer}.${part}.${kind}`] = this.emptyCache;
-      }
-    }
+    const cache: Feeds = { ...this.emptyCache };
     const tokens: number[] = [];
     let token = START_TOKEN;
     for (let step = 0; step < maxTokens; step++) {
@@ -78,23 +76,25 @@ export class SpeechToText implements Transcriber {
       if (token === END_TOKEN) break;
       tokens.push(token);
       // Self-attention grows with every step; cross-attention over the audio is fixed after the first.
-      for (let layer = 0; layer < this.layers; layer++) {
-        for (const kind of ['key', 'value']) {
-          cache[`past_key_values.${layer}.decoder.${kind}`] = result[`present.${layer}.decoder.${kind}`]!;
-          if (step === 0) cache[`past_key_values.${layer}.encoder.${kind}`] = result[`present.${layer}.encoder.${kind}`]!;
-        }
+      for (const past of Object.keys(cache)) {
+        if (step === 0 || past.includes('.decoder.')) cache[past] = result[past.replace('past_key_values.', 'present.')]!;
       }
     }
     return withoutDecoderLoops(llamaTokenizer.decode(tokens, false, false));
   }
 }
 
-/** How many layers the decoder has, and the [heads, size] of each layer's cached keys. */
-function attentionShape(decoder: ort.InferenceSession): { layers: number; heads: number; headSize: number } {
-  const cached = decoder.inputMetadata.filter((input) => /^past_key_values\.\d+\.decoder\.key$/.test(input.name));
-  const [, heads, , headSize] = (cached[0]?.isTensor && cached[0].shape) || [];
-  if (typeof heads !== 'number' || typeof headSize !== 'number') throw new Error('the decoder has no attention cache of fixed shape');
-  return { layers: cached.length, heads, headSize };
+/** Each attention cache input of the decoder, empty: batch 1, and no steps or frames yet. */
+export function emptyAttentionCache(decoder: ort.InferenceSession): Feeds {
+  const cache: Feeds = {};
+  for (const input of decoder.inputMetadata) {
+    if (!input.name.startsWith('past_key_values.')) continue;
+    const dims = input.isTensor ? input.shape.map((dim, at) => (typeof dim === 'number' ? dim : at === 0 ? 1 : 0)) : [];
+    if (dims.length !== 4 || dims.filter((dim) => dim === 0).length !== 1) throw new Error(`the decoder's ${input.name} is not an attention cache`);
+    cache[input.name] = new ort.Tensor('float32', new Float32Array(0), dims);
+  }
+  if (Object.keys(cache).length === 0) throw new Error('the decoder has no attention cache');
+  return cache;
 }
 
 /** Index of the largest value; the logits of the single position fed. */
