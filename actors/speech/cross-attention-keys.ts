@@ -6,7 +6,8 @@
 // step cache the keys as that product reads them, transposed and scaled, and the later steps read
 // the cache as it is. The cached keys' shape becomes [batch, heads, size, frames].
 //
-// Measured on this machine (the JFK sample): decoding 13 % faster with base, the same tokens.
+// Measured on this machine: the same tokens, and 6 % less CPU for a whole transcript of the JFK
+// sample (11 s), 3-5 % on sentences of 3-5 s (ops/bench/README-speech-noise.md).
 import { messageField, readFields, writeFields, type Field } from '../models/protobuf.ts';
 import {
   Graph,
@@ -29,7 +30,7 @@ const PAST_KEY = /^past_key_values\.\d+\.encoder\.key$/;
 const PRESENT_KEY = /^present\.\d+\.encoder\.key$/;
 /** [batch, heads, frames, size] to [batch, heads, size, frames], as the product with the query reads keys. */
 const KEYS_AS_READ = [0, 1, 3, 2];
-/** [batch, frames, heads, size] to [batch, heads, frames, size]: the keys as published caches them. */
+/** [batch, frames, heads, size] to [batch, heads, frames, size]: the keys as the published model caches them. */
 const KEYS_AS_CACHED = [0, 2, 1, 3];
 /** [batch, frames, heads, size] to [batch, heads, size, frames]. */
 const KEYS_AS_READ_FROM_FRAMES = [0, 2, 3, 1];
@@ -103,10 +104,10 @@ function rewriteGraph(graph: Field[], rewrites: Rewrites): Field[] {
     }
   }
 
-  const nodeFields = graph.filter((field) => field.number === Graph.node);
+  let at = 0;
   return graph.flatMap((field) => {
     if (field.number !== Graph.node) return [field];
-    const node = nodes[nodeFields.indexOf(field)]!;
+    const node = nodes[at++]!;
     if (dropped.has(node)) return [];
     const names = renamed.get(node);
     if (names) return [nodeWith(node, names.inputs, names.outputs)];
