@@ -3,8 +3,8 @@
 // step feeds only the newest token; a phrase it writes twice in a row is written once
 // (decoder-loops.ts). The decoder is rewritten as it is loaded, to the same results for less
 // CPU: its output layer multiplies 8-bit weights (eight-bit-output-layer.ts), and its cache keeps
-// the audio's attention keys as they are read (cross-attention-keys.ts). Its layers and attention heads are read from the decoder, so the tiny and
-// base models load the same way.
+// the audio's attention keys as they are read (cross-attention-keys.ts). The cache's inputs and
+// their shapes are read from the decoder, so the tiny and base models load the same way.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import llamaTokenizer from 'llama-tokenizer-js';

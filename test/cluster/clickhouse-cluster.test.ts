@@ -218,7 +218,6 @@ step('a node whose DDL worker stops is restarted, and ON CLUSTER DDL reaches it 
   await waitUntil('every replica writable', async () => (await readOnly()).every((n) => n === 0), 60_000);
 });
 
-
 step('rows the storage writer stores are read back, each once, from every node', async () => {
   storage = await StorageService.start(await connectBus('clickhouse-cluster storage', nats.url, log), {
     id: `clickhouse-cluster-storage-${process.pid}`,
