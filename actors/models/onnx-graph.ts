@@ -6,7 +6,7 @@ import { WireType, messageField, numberOf, packedNumbersOf, readFields, stringFi
 export const Model = { graph: 7, opsetImport: 8 } as const;
 export const OpsetId = { domain: 1, version: 2 } as const;
 export const Graph = { node: 1, initializer: 5, input: 11, output: 12 } as const;
-export const Tensor = { name: 8 } as const;
+export const Tensor = { dataType: 2, int32Data: 5, name: 8, rawData: 9 } as const;
 export const Node = { input: 1, output: 2, name: 3, opType: 4, attribute: 5, domain: 7 } as const;
 const Attribute = { name: 1, ints: 8, graph: 6, graphs: 11 } as const;
 export const ValueInfo = { name: 1, type: 2 } as const;
@@ -78,6 +78,16 @@ export function withSubgraphs(node: NodeParts, rewrite: (graph: Field[]) => Fiel
     );
   });
   return messageField(Graph.node, fields);
+}
+
+/** The graph and every graph inside its nodes (branches of If, bodies of Loop and Scan), outermost first. */
+export function allGraphs(graph: Field[]): Field[][] {
+  const inner = graph
+    .filter((field) => field.number === Graph.node)
+    .flatMap((field) => nodeParts(field).fields.filter((part) => part.number === Node.attribute))
+    .flatMap((attribute) => readFields(attribute.value).filter(isSubgraph))
+    .flatMap((subgraph) => allGraphs(readFields(subgraph.value)));
+  return [graph, ...inner];
 }
 
 /** Every name a node reads or the graph returns, subgraphs included. */

@@ -1,15 +1,17 @@
 // Speech to text with Moonshine: the encoder runs once over a whole speech segment, then the
 // decoder picks the likeliest next token until the end token, reusing its attention cache so each
 // step feeds only the newest token; a phrase it writes twice in a row is written once
-// (decoder-loops.ts). The decoder is rewritten as it is loaded, to the same results for less
-// CPU: its output layer multiplies 8-bit weights (eight-bit-output-layer.ts), and its cache keeps
-// the audio's attention keys as they are read (cross-attention-keys.ts). The cache's inputs and
-// their shapes are read from the decoder, so the tiny and base models load the same way.
+// (decoder-loops.ts). The models are rewritten as they are loaded, to the same results for less
+// CPU: the decoder's output layer multiplies 8-bit weights (eight-bit-output-layer.ts), its cache
+// keeps the audio's attention keys as they are read (cross-attention-keys.ts), and, where the
+// processor allows, both models' weights are stored as signed bytes (signed-weights.ts). The
+// cache's inputs and their shapes are read from the decoder, so tiny and base load the same way.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import llamaTokenizer from 'llama-tokenizer-js';
 import { SPEECH_MODEL_FILES, type SpeechModel } from '../models/files.ts';
 import { loadModel, ort } from '../models/onnx.ts';
+import { withSignedEightBitWeights } from '../models/signed-weights.ts';
 import { withoutDecoderLoops } from './decoder-loops.ts';
 import { withEightBitOutputLayer } from './eight-bit-output-layer.ts';
 import { withCrossAttentionKeysCachedAsRead } from './cross-attention-keys.ts';
@@ -43,13 +45,17 @@ export class SpeechToText implements Transcriber {
     this.emptyCache = emptyAttentionCache(decoder);
   }
 
-  /** `model` from `modelsDir`, its decoder rewritten as it is loaded. */
-  static async load(modelsDir: string, model: SpeechModel): Promise<SpeechToText> {
+  /**
+   * `model` from `modelsDir`, rewritten as it is loaded; `signedWeights` only where the processor
+   * multiplies signed bytes exactly (signed-byte-products.ts).
+   */
+  static async load(modelsDir: string, model: SpeechModel, signedWeights: boolean): Promise<SpeechToText> {
     const files = SPEECH_MODEL_FILES[model];
+    const signed = (bytes: Uint8Array) => (signedWeights ? withSignedEightBitWeights(bytes) : bytes);
     const [encoder, decoder] = await Promise.all([
-      loadModel(join(modelsDir, files.encoder)),
+      readFile(join(modelsDir, files.encoder)).then((bytes) => loadModel(signed(bytes))),
       readFile(join(modelsDir, files.decoder)).then((bytes) =>
-        loadModel(withCrossAttentionKeysCachedAsRead(withEightBitOutputLayer(bytes))),
+        loadModel(withCrossAttentionKeysCachedAsRead(signed(withEightBitOutputLayer(bytes)))),
       ),
     ]);
     return new SpeechToText(model, encoder, decoder);

@@ -6,6 +6,7 @@
 // segment goes to tiny or, when noisy, to base (noise-routed-transcriber.ts).
 import { workerData } from 'node:worker_threads';
 import type { SpeechModel } from '../models/files.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../models/signed-byte-products.ts';
 import { threadPort } from '../models/stream-thread-body.ts';
 import { threadCpuSeconds } from '../models/thread-cpu.ts';
 import { SpeechToText } from './moonshine.ts';
@@ -21,9 +22,11 @@ export interface SpeechThreadOptions {
 }
 
 const { modelsDir, noisyBelowSnrDb } = workerData as SpeechThreadOptions;
-const tiny = await SpeechToText.load(modelsDir, 'tiny');
+const signedWeights = thisProcessorMultipliesSignedBytesExactly();
+const tiny = await SpeechToText.load(modelsDir, 'tiny', signedWeights);
 // With no segment to route to base, base is not loaded: about 245 MB less per thread.
-const routed = noisyBelowSnrDb > 0 ? new NoiseRoutedTranscriber(tiny, await SpeechToText.load(modelsDir, 'base'), noisyBelowSnrDb) : undefined;
+const base = noisyBelowSnrDb > 0 ? await SpeechToText.load(modelsDir, 'base', signedWeights) : undefined;
+const routed = base && new NoiseRoutedTranscriber(tiny, base, noisyBelowSnrDb);
 let queue: Promise<void> = Promise.resolve();
 
 port.serve((request) => {

@@ -12,6 +12,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
 import { SpeechToText, type Transcriber } from '../../actors/speech/moonshine.ts';
 import { segmentSnrDb } from '../../actors/speech/noise-floor.ts';
 import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
@@ -23,6 +24,7 @@ import { SAMPLE_RATE, toPcm } from './lib/speech.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 
 /** Treatments tried on the speech: ffmpeg audio filters, '' for ingest as it is, and the RNNoise ones. */
 const TREATMENTS = process.env.SPEECH_NOISE_FILTERS?.split(';') ?? ['', 'highpass=f=200', 'afftdn=nf=-25:tn=1', 'rnnoise', 'rnnoise-gated'];
@@ -99,7 +101,7 @@ const dir = join(config.varDir, 'bench', `speech-noise-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 try {
   const corpus = await readSpeech(config.mediaDir, dir);
-  const [tiny, base] = await Promise.all([SpeechToText.load(config.modelsDir, 'tiny'), SpeechToText.load(config.modelsDir, 'base')]);
+  const [tiny, base] = await Promise.all([SpeechToText.load(config.modelsDir, 'tiny', signedWeights), SpeechToText.load(config.modelsDir, 'base', signedWeights)]);
   const models = new Map<string, Transcriber>([
     ['tiny', tiny],
     ['base', base],

@@ -11,6 +11,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
 import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
 import { DEFAULT_SEGMENTER, type SegmenterOptions } from '../../actors/voice/segmenter.ts';
@@ -22,6 +23,7 @@ import { SAMPLE_RATE, toPcm } from './lib/speech.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 const endSilences = (process.env.SPEECH_SEGMENTS_END_SILENCE ?? `${DEFAULT_SEGMENTER.endSilence / SAMPLE_RATE},0.5`).split(',').map(Number);
 const TRANSCRIBERS = ['service', 'tiny', 'base'] as const;
 const transcriberNames = (process.env.SPEECH_SEGMENTS_TRANSCRIBERS ?? 'service').split(',').map((name) => {
@@ -56,8 +58,8 @@ try {
     readSpeech(config.mediaDir, dir),
     readHeldOut(dir),
     VoiceActivityModel.load(config.modelsDir),
-    SpeechToText.load(config.modelsDir, 'tiny'),
-    SpeechToText.load(config.modelsDir, 'base'),
+    SpeechToText.load(config.modelsDir, 'tiny', signedWeights),
+    SpeechToText.load(config.modelsDir, 'base', signedWeights),
   ]);
   const transcribers = { service: new NoiseRoutedTranscriber(tiny, base, config.noisySpeechBelowSnrDb), tiny, base };
 

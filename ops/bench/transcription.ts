@@ -12,12 +12,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readConfig } from '../../bus/config.ts';
 import type { SpeechModel } from '../../actors/models/files.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
 import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import type { LevelReport, LevelRequest } from './lib/transcription-host.ts';
 import { SAMPLE_RATE, jfkSamples, spokenSamples } from './lib/speech.ts';
 import { cpuSecondsOf, elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 const model = parseModel(process.argv[2]);
 
 function parseModel(argument: string | undefined): SpeechModel {
@@ -140,7 +142,7 @@ const dir = join(config.varDir, 'bench', `transcription-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 try {
   const clips = await loadClips(dir);
-  const stt = await SpeechToText.load(config.modelsDir, model);
+  const stt = await SpeechToText.load(config.modelsDir, model, signedWeights);
   const factors = await realTimeFactors(stt, clips);
   printTable(
     `Moonshine ${model} real-time factor (median of ${REPEATS}, one onnxruntime thread, after one warm-up)`,

@@ -12,6 +12,7 @@ import type { Child } from '../../actors/supervisor.ts';
 import { FaceThread } from '../../actors/face/threaded.ts';
 import { VoiceThread } from '../../actors/voice/threaded.ts';
 import type { WorkerResources } from '../../actors/session/worker.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
 import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
@@ -23,6 +24,7 @@ import { waitUntil } from '../../ops/stack/process.ts';
 import { ensureRowsStream } from '../../storage/rows-stream.ts';
 
 const config = readConfig();
+const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 const log = createLog(config);
 
 const quiet = log.child({ test: 'actors-session' }, { level: 'silent' });
@@ -93,7 +95,7 @@ test.before(async () => {
   records = await SessionRecords.open(jetstream(nc), quiet, config.natsReplicas);
   resources = {
     faces: await FaceThread.start({ modelsDir: config.modelsDir, effortCalmMs: config.faceEffortCalmSeconds * 1000 }),
-    speechToText: await SpeechToText.load(config.modelsDir, 'tiny'),
+    speechToText: await SpeechToText.load(config.modelsDir, 'tiny', signedWeights),
     voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
     egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })),
     pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptionQueueLimit: 8 },

@@ -4,6 +4,7 @@
 import { readConfig } from '../../bus/config.ts';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
 import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
 import { JFK_TEXT } from '../../ops/bench/lib/speech-corpus.ts';
@@ -12,7 +13,8 @@ import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 import { wordErrorRate } from '../../ops/support/word-error-rate.ts';
 
 const config = readConfig();
-const [tiny, base] = await Promise.all([SpeechToText.load(config.modelsDir, 'tiny'), SpeechToText.load(config.modelsDir, 'base')]);
+const signedWeights = thisProcessorMultipliesSignedBytesExactly();
+const [tiny, base] = await Promise.all([SpeechToText.load(config.modelsDir, 'tiny', signedWeights), SpeechToText.load(config.modelsDir, 'base', signedWeights)]);
 const routed = new NoiseRoutedTranscriber(tiny, base, config.noisySpeechBelowSnrDb);
 const jfk = pcmToFloat(await jfkPcm());
 const noisy = mixAtSnr(jfk, makeNoise('pink', jfk.length), 10);

@@ -3,11 +3,13 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SpeechSegment } from '../../bus/contracts/rows.ts';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
 import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { TranscriptionQueue } from '../../actors/speech/queue.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();
+const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 
 const SESSION = '0123456789abcdef01234567';
 
@@ -26,7 +28,7 @@ function collect(limit: number, stt: SpeechToText) {
 }
 
 test('over the limit the oldest waiting segment is dropped and counted', async () => {
-  const stt = await SpeechToText.load(config.modelsDir, 'tiny');
+  const stt = await SpeechToText.load(config.modelsDir, 'tiny', signedWeights);
   const [first, second, third, fourth] = await phrases();
   const { queue, rows, drops } = collect(1, stt);
   // The first starts at once; the others wait, one at a time, so the second and third are dropped.
@@ -40,7 +42,7 @@ test('over the limit the oldest waiting segment is dropped and counted', async (
 });
 
 test('close transcribes everything waiting; silence gives no row', async () => {
-  const stt = await SpeechToText.load(config.modelsDir, 'tiny');
+  const stt = await SpeechToText.load(config.modelsDir, 'tiny', signedWeights);
   const [first, , third] = await phrases();
   const { queue, rows, drops } = collect(8, stt);
   queue.push(first!);
@@ -54,7 +56,7 @@ test('close transcribes everything waiting; silence gives no row', async () => {
 });
 
 test('each segment reports how long it waited behind the ones before it', async () => {
-  const stt = await SpeechToText.load(config.modelsDir, 'tiny');
+  const stt = await SpeechToText.load(config.modelsDir, 'tiny', signedWeights);
   const [first, second] = await phrases();
   const waits: number[] = [];
   let firstDoneAt = 0;

@@ -4,11 +4,13 @@
 // Driven over IPC by ops/bench/transcription.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../../bus/config.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../../actors/models/signed-byte-products.ts';
 import { SpeechToText, type Transcriber } from '../../../actors/speech/moonshine.ts';
 import { TranscriptionQueue } from '../../../actors/speech/queue.ts';
 import { SAMPLE_RATE } from './speech.ts';
 
 const config = readConfig();
+const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 
 export interface LevelRequest {
   clips: Float32Array[];
@@ -77,7 +79,7 @@ async function runLevel(stt: SpeechToText, request: LevelRequest): Promise<Level
 }
 
 // The model the benchmark was asked for, 'tiny' or 'base', as this process's first argument.
-const stt = await SpeechToText.load(config.modelsDir, process.argv[2] === 'base' ? 'base' : 'tiny');
+const stt = await SpeechToText.load(config.modelsDir, process.argv[2] === 'base' ? 'base' : 'tiny', signedWeights);
 process.on('message', (request: LevelRequest | 'exit') => {
   if (request === 'exit') process.exit(0);
   runLevel(stt, request).then(
