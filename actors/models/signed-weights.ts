@@ -1,10 +1,11 @@
 // Moonshine's weights are published as unsigned bytes with a zero point: a weight is
 // (byte - zero point) x scale. onnxruntime multiplies unsigned activations by unsigned weights
 // with a kernel that widens both to 16 bits, and by signed weights with the processor's byte dot
-// product (VNNI), which does twice the work an instruction. Storing a weight table and its zero
-// point signed, both less 128 (each byte's top bit flipped), leaves every difference, and so
-// every product, exactly as it was. This rewrite does that in memory as a model is loaded, like
-// the decoder's (eight-bit-output-layer.ts); the file stays the one the manifest's sha256 names.
+// product (VNNI), which multiplies and adds bytes into 32 bits in one instruction. Storing a
+// weight table and its zero point signed, both less 128 (each byte's top bit flipped), leaves
+// every difference, and so every product, exactly as it was. This rewrite does that in memory
+// as a model is loaded, like the decoder's (eight-bit-output-layer.ts); the file stays the one
+// the manifest's sha256 names.
 //
 // Only where the processor has VNNI (signed-byte-products.ts): without it, onnxruntime's signed
 // kernel adds pairs of products in 16 bits, which can saturate.

@@ -6,7 +6,7 @@ import { readConfig } from '../../bus/config.ts';
 import { SPEECH_MODEL_FILES, type SpeechModel } from '../../actors/models/files.ts';
 import { loadModel, ort } from '../../actors/models/onnx.ts';
 import { readFields, type Field } from '../../actors/models/protobuf.ts';
-import { Graph, isSubgraph, modelGraph, Node, nodeParts } from '../../actors/models/onnx-graph.ts';
+import { Graph, allGraphs, modelGraph, nodeParts } from '../../actors/models/onnx-graph.ts';
 import { SpeechToText, emptyAttentionCache, type Feeds } from '../../actors/speech/moonshine.ts';
 import { withEightBitOutputLayer } from '../../actors/speech/eight-bit-output-layer.ts';
 import { withCrossAttentionKeysCachedAsRead } from '../../actors/speech/cross-attention-keys.ts';
@@ -16,16 +16,7 @@ const config = readConfig();
 
 /** Every node of a graph and of its subgraphs. */
 function allNodes(graph: Field[]): ReturnType<typeof nodeParts>[] {
-  return graph
-    .filter((field) => field.number === Graph.node)
-    .map(nodeParts)
-    .flatMap((node) => [
-      node,
-      ...node.fields
-        .filter((part) => part.number === Node.attribute)
-        .flatMap((part) => readFields(part.value).filter(isSubgraph))
-        .flatMap((subgraph) => allNodes(readFields(subgraph.value))),
-    ]);
+  return allGraphs(graph).flatMap((inner) => inner.filter((field) => field.number === Graph.node).map(nodeParts));
 }
 
 /** Transposes that read a cached cross-attention key: one per layer as published, none rewritten. */
