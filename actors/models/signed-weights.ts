@@ -43,13 +43,16 @@ export function withSignedEightBitWeights(model: Uint8Array): Uint8Array {
   const { graph, withGraph } = modelGraph(readFields(model));
   const reads = new Map<string, Read[]>();
   const definitions = new Map<string, number>();
+  const read = (name: string, by: Read) => reads.set(name, [...(reads.get(name) ?? []), by]);
   for (const subgraph of allGraphs(graph)) {
     for (const field of subgraph) {
       if (field.number === Graph.initializer) count(definitions, tensorName(field));
       if (field.number === Graph.input) count(definitions, valueName(field));
+      // A graph's result is read as it is: no zero point beside it.
+      if (field.number === Graph.output) read(valueName(field), { opType: '', inputs: [], at: 0 });
       if (field.number !== Graph.node) continue;
       const { opType, inputs, outputs } = nodeParts(field);
-      inputs.forEach((name, at) => reads.set(name, [...(reads.get(name) ?? []), { opType, inputs, at }]));
+      inputs.forEach((name, at) => read(name, { opType, inputs, at }));
       for (const name of outputs) count(definitions, name);
     }
   }
