@@ -48,6 +48,12 @@ export function intsAttribute(node: NodeParts, name: string): number[] | undefin
   return undefined;
 }
 
+/** The name of an initializer (a tensor of the graph). */
+export function tensorName(field: Field): string {
+  const name = readFields(field.value).find((part) => part.number === Tensor.name);
+  return name ? textOf(name) : '';
+}
+
 /** The name a value info (a graph's input or output) describes. */
 export function valueName(field: Field): string {
   const name = readFields(field.value).find((part) => part.number === ValueInfo.name);
@@ -91,16 +97,11 @@ export function allGraphs(graph: Field[]): Field[][] {
 }
 
 /** Every name a node reads or the graph returns, subgraphs included. */
-export function namesUsed(graph: Field[], used = new Set<string>()): Set<string> {
-  for (const field of graph) {
+export function namesUsed(graph: Field[]): Set<string> {
+  const used = new Set<string>();
+  for (const field of allGraphs(graph).flat()) {
     if (field.number === Graph.output) used.add(valueName(field));
-    if (field.number !== Graph.node) continue;
-    const node = nodeParts(field);
-    for (const name of node.inputs) used.add(name);
-    for (const attribute of node.fields) {
-      if (attribute.number !== Node.attribute) continue;
-      for (const part of readFields(attribute.value)) if (isSubgraph(part)) namesUsed(readFields(part.value), used);
-    }
+    if (field.number === Graph.node) for (const name of nodeParts(field).inputs) used.add(name);
   }
   return used;
 }

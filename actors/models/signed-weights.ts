@@ -14,8 +14,8 @@
 // CPU per transcript tiny 180 -> 144 ms, base 336 -> 242 ms, most of it in the encoder. The
 // decoder's token table, read by a Gather as well, is left unsigned: signing it too saved
 // nothing measurable.
-import { bytesField, messageField, numberOf, packedNumbersOf, readFields, textOf, varintField, WireType, writeFields, type Field } from './protobuf.ts';
-import { Graph, Tensor, allGraphs, modelGraph, nodeParts, valueName } from './onnx-graph.ts';
+import { bytesField, messageField, numberOf, packedNumbersOf, readFields, varintField, WireType, writeFields, type Field } from './protobuf.ts';
+import { Graph, Tensor, allGraphs, modelGraph, nodeParts, tensorName, valueName } from './onnx-graph.ts';
 
 const UINT8 = 2;
 const INT8 = 3;
@@ -24,7 +24,6 @@ const INT8 = 3;
 const DEQUANTIZING: Record<string, readonly [number, number]> = {
   DequantizeLinear: [0, 2],
   MatMulInteger: [1, 3],
-  DynamicQuantizeMatMul: [1, 3],
 };
 
 /** A node reading a value: its operator, its inputs, and where among them the value is. */
@@ -106,11 +105,6 @@ function asSigned(field: Field): Field {
     return part.number === Tensor.int32Data ? [] : [part];
   });
   return messageField(Graph.initializer, signedParts);
-}
-
-function tensorName(field: Field): string {
-  const name = readFields(field.value).find((part) => part.number === Tensor.name);
-  return name ? textOf(name) : '';
 }
 
 function count(counts: Map<string, number>, name: string): void {

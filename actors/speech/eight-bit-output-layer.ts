@@ -14,12 +14,12 @@ import {
   Model,
   Node,
   OpsetId,
-  Tensor,
   hasAttributes,
   hasSubgraphs,
   modelGraph,
   namesUsed,
   nodeParts,
+  tensorName,
   withSubgraphs,
 } from '../models/onnx-graph.ts';
 
@@ -56,7 +56,7 @@ function rewriteGraph(graph: Field[], outer: Scope, products: { count: number })
   const scope: Scope = { constants: new Set(outer.constants), dequantized: new Map(outer.dequantized) };
   for (const field of graph) {
     if (field.number !== Graph.initializer) continue;
-    for (const part of readFields(field.value)) if (part.number === Tensor.name) scope.constants.add(textOf(part));
+    scope.constants.add(tensorName(field));
   }
   // Nodes come in order of computation; what they compute from constants alone, onnxruntime
   // computes once at load (the 8-bit embedding is transposed that way).

@@ -5,8 +5,8 @@ import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { SPEECH_MODEL_FILES, type SpeechModel } from '../../actors/models/files.ts';
 import { loadModel, ort } from '../../actors/models/onnx.ts';
-import { numberOf, readFields, textOf } from '../../actors/models/protobuf.ts';
-import { Graph, Tensor, modelGraph } from '../../actors/models/onnx-graph.ts';
+import { numberOf, readFields } from '../../actors/models/protobuf.ts';
+import { Graph, Tensor, modelGraph, tensorName } from '../../actors/models/onnx-graph.ts';
 import { withSignedEightBitWeights } from '../../actors/models/signed-weights.ts';
 import { multipliesSignedBytesExactly, thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
 import { withEightBitOutputLayer } from '../../actors/speech/eight-bit-output-layer.ts';
@@ -23,7 +23,7 @@ function tableTypes(model: Uint8Array): Map<string, number> {
   for (const field of modelGraph(readFields(model)).graph) {
     if (field.number !== Graph.initializer) continue;
     const parts = readFields(field.value);
-    types.set(textOf(parts.find((part) => part.number === Tensor.name)!), numberOf(parts.find((part) => part.number === Tensor.dataType)!));
+    types.set(tensorName(field), numberOf(parts.find((part) => part.number === Tensor.dataType)!));
   }
   return types;
 }
