@@ -248,8 +248,13 @@ step('rows the storage writer stores are read back, each once, from every node',
     const totals = await onEachNode((on) => count(on, `SELECT count() AS n FROM video_seconds FINAL WHERE ${inSessions}`));
     return totals.every((total) => total === SESSIONS * 30);
   }, 30_000);
-  // Each shard holds whole sessions; the two replicas of a shard hold the same.
-  const local = await onEachNode((on) => count(on, `SELECT uniqExact(session, second) AS n FROM video_seconds_local WHERE ${inSessions}`));
+  // Each shard holds whole sessions; the two replicas of a shard hold the same, once each has
+  // fetched its parts (the reads above are answered by either replica of a shard).
+  let local: number[] = [];
+  await waitUntil('both replicas of each shard hold its rows', async () => {
+    local = await onEachNode((on) => count(on, `SELECT uniqExact(session, second) AS n FROM video_seconds_local WHERE ${inSessions}`));
+    return local[0] === local[1] && local[2] === local[3] && local[0]! + local[2]! === SESSIONS * 30;
+  }, 30_000).catch(() => undefined);
   assert.is(local[0], local[1]);
   assert.is(local[2], local[3]);
   assert.is(local[0]! + local[2]!, SESSIONS * 30, 'every row in exactly one shard');
