@@ -23,7 +23,7 @@ export async function freePort(): Promise<number> {
   mkdirSync(CLAIMS, { recursive: true });
   for (;;) {
     const port = low + Math.floor(Math.random() * (high + 1 - low));
-    if (!claim(port)) continue;
+    if (!claimPort(CLAIMS, port)) continue;
     if (await bindable(port)) return port;
     release(port);
   }
@@ -35,30 +35,46 @@ export function portRange(): { low: number; high: number } {
   return { low: LOWEST, high: (first && first > LOWEST + 1000 ? first : 32_768) - 1 };
 }
 
-/** True if this process now holds the port's claim: it was unclaimed, or its claimant has exited. */
-function claim(port: number): boolean {
-  const file = join(CLAIMS, String(port));
+/** True if this process now holds the port's claim in `claims`: it was unclaimed, or its claimant has exited. */
+export function claimPort(claims: string, port: number): boolean {
+  const file = join(claims, String(port));
+  if (create(file)) return true;
+  // A claim being written reads empty, and one released meanwhile is gone: neither is taken.
+  const claimant = Number(readOrEmpty(file));
+  if (!(claimant > 0) || alive(claimant)) return false;
+  // Taking over is two steps, remove then create, so it is done under a lock of its own: without
+  // it, a process that read the same dead claimant could remove the claim another had just
+  // written in its place, and both would hold the port. (A process that dies holding the lock
+  // leaves that one port unclaimable; the lock is held for microseconds.)
+  const lock = `${file}.takeover`;
+  if (!create(lock)) return false;
+  try {
+    if (Number(readOrEmpty(file)) !== claimant) return false;
+    remove(file);
+    return create(file);
+  } finally {
+    remove(lock);
+  }
+}
+
+/** True if this process created `file`, naming itself; false if it exists. */
+function create(file: string): boolean {
   try {
     writeFileSync(file, String(process.pid), { flag: 'wx' });
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  // A claim being written reads empty, and one released meanwhile is gone: neither is taken.
-  const claimant = Number(readOrEmpty(file));
-  if (!(claimant > 0) || alive(claimant)) return false;
-  try {
-    unlinkSync(file);
-    writeFileSync(file, String(process.pid), { flag: 'wx' });
-    return true;
-  } catch {
     return false;
   }
 }
 
 function release(port: number): void {
+  remove(join(CLAIMS, String(port)));
+}
+
+function remove(file: string): void {
   try {
-    unlinkSync(join(CLAIMS, String(port)));
+    unlinkSync(file);
   } catch {
     // already gone
   }
