@@ -1,6 +1,5 @@
 // Live analysis under test: a local RTMP server, clips looped into it as live streams, sessions
 // created on them, and results read back once the storage writer has caught up.
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
@@ -8,6 +7,8 @@ import { freePort } from '../../ops/stack/ports.ts';
 import type { Services } from '../../ops/support/services.ts';
 import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+
+export { mediaSeconds } from '../../ops/support/clips.ts';
 
 const config = readConfig();
 
@@ -19,14 +20,6 @@ export const SINE_AMPLITUDE = 1 / 8;
 /** The level in dBFS (power, 0 = full-scale square) of a sine of the given peak amplitude. */
 export function sineDbfs(amplitude = SINE_AMPLITUDE): number {
   return 20 * Math.log10(amplitude / Math.SQRT2);
-}
-
-/** The duration of a media file in seconds, as ffprobe reads it. */
-export function mediaSeconds(file: string): number {
-  const out = execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file], { encoding: 'utf8' });
-  const seconds = Number(out.trim());
-  if (!(seconds > 0)) throw new Error(`no duration for ${file}: ${out}`);
-  return seconds;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
