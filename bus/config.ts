@@ -100,6 +100,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     wsIdleSeconds: read.number('WS_IDLE_SECONDS', 65, 1),
     wsSubscriptionsPerConnection: read.number('WS_SUBSCRIPTIONS_PER_CONNECTION', 50, 1),
     wsMessagesPerMinute: read.number('WS_MESSAGES_PER_MINUTE', 600, 1),
+    // WebSocket upgrades per client address (an IPv6 /64) per minute: a dashboard opens one per tab and one per reconnect.
+    wsUpgradesPerAddressPerMinute: read.wholeNumber('WS_UPGRADES_PER_ADDRESS_PER_MINUTE', 120, 1),
 
     // bus and storage
     natsUrl: read.text('NATS_URL', 'nats://127.0.0.1:4222'),
@@ -117,6 +119,18 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     clickhousePassword: read.text('CLICKHOUSE_PASSWORD', ''),
     writerBatchRows: read.number('WRITER_BATCH_ROWS', 5000, 1),
     writerFlushMs: read.number('WRITER_FLUSH_MS', 1000, 10),
+    // Bytes of row messages one writer batch holds at most: a backlog of 1 MiB event batches
+    // pulled 5,000 at a time would take gigabytes. At least the NATS server's max_payload (8 MB)
+    // plus 4 KiB, checked at start: a message that fits no pull would never be delivered.
+    writerPullMaxBytes: read.wholeNumber('WRITER_PULL_MAX_BYTES', 64 * 1024 ** 2, 1024 * 1024),
+    // ClickHouse connections of a storage service by purpose (storage/clickhouse-pools.ts), so
+    // that slow reads never hold the sockets the writer and the session index need.
+    clickhouseReadConnections: read.wholeNumber('CLICKHOUSE_READ_CONNECTIONS', 20, 2),
+    clickhouseWriterConnections: read.wholeNumber('CLICKHOUSE_WRITER_CONNECTIONS', 2, 1),
+    clickhouseIndexConnections: read.wholeNumber('CLICKHOUSE_INDEX_CONNECTIONS', 2, 1),
+    // Reads one user may have being answered at once by one storage service; below the read
+    // connections, so that one user's slow reads leave sockets for the others. A dashboard tab has at most 5.
+    storageReadsInFlightPerUser: read.wholeNumber('STORAGE_READS_IN_FLIGHT_PER_USER', 8, 1),
     storageWriter: read.flag('STORAGE_WRITER', true),
     // Test only: the storage process exits right after its Nth insert, before acknowledging it,
     // as a machine lost at that moment would (0: never).

@@ -1,4 +1,5 @@
-// The ClickHouse client: one per process, JSON in and out, no compression (loopback and LAN).
+// A ClickHouse client: one per purpose (storage/clickhouse-pools.ts), JSON in and out, no
+// compression (loopback and LAN).
 // Several servers (a comma-separated URL) make one client that moves to the next server when
 // one cannot be reached (storage/clickhouse-failover.ts).
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
@@ -57,8 +58,11 @@ export const DDL_TIMED_OUT = 159;
  */
 export const COLUMN_EXISTS = 44;
 
-/** `null` connects without a database: for creating it. */
-export function connectClickHouse(server: ClickHouseServer, database: string | null, log?: Logger): ClickHouseClient {
+/**
+ * `null` connects without a database: for creating it. `connections`: the sockets it holds at
+ * most to each server; a request beyond them waits for one (the library's default is 10).
+ */
+export function connectClickHouse(server: ClickHouseServer, database: string | null, log?: Logger, connections?: number): ClickHouseClient {
   const urls = server.url.split(',').map((url) => url.trim()).filter(Boolean);
   const clients = urls.map((url) =>
     createClient({
@@ -68,6 +72,7 @@ export function connectClickHouse(server: ClickHouseServer, database: string | n
       database: database ?? undefined,
       compression: { request: false, response: false },
       request_timeout: REQUEST_TIMEOUT_MS,
+      ...(connections === undefined ? {} : { max_open_connections: connections }),
       clickhouse_settings: { output_format_json_quote_64bit_integers: 0, ...(server.cluster ? CLUSTER_SETTINGS : {}) },
       // Every error the library would print reaches its caller, which knows whether it matters
       // (a column another service has just added, a node it moves past) and logs what does.

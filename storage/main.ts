@@ -21,8 +21,19 @@ const service = await StorageService.start(
     clickhouse: clickHouseServer(config),
     database: config.clickhouseDatabase,
     writer: config.storageWriter
-      ? { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs, inserted: exitAfter(config.writerExitAfterInserts) }
+      ? {
+          batchRows: config.writerBatchRows,
+          pullMaxBytes: config.writerPullMaxBytes,
+          flushMs: config.writerFlushMs,
+          inserted: exitAfter(config.writerExitAfterInserts),
+        }
       : undefined,
+    connections: {
+      reads: config.clickhouseReadConnections,
+      writer: config.clickhouseWriterConnections,
+      index: config.clickhouseIndexConnections,
+    },
+    readsInFlightPerUser: config.storageReadsInFlightPerUser,
     rowsStreamMaxBytes: config.rowsStreamMaxBytes,
     natsReplicas: config.natsReplicas,
     sessionMaxSeconds: config.sessionMaxSeconds,

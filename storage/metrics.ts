@@ -67,6 +67,16 @@ export class StorageMetrics {
       'Rows this writer set aside in the DEAD_ROWS stream because they can never be stored',
       () => writer.deadLetters,
     );
+    runningTotal(this.registry, 'emo_writer_batches_pulled_total', 'Batches this writer pulled from ROWS', () => writer.batchesPulled);
+    runningTotal(this.registry, 'emo_writer_pulled_bytes_total', 'Bytes of row messages this writer pulled from ROWS', () => writer.bytesPulled);
+    new Gauge({
+      name: 'emo_writer_largest_batch_bytes',
+      help: 'Bytes of the largest batch this writer pulled since start; at most WRITER_PULL_MAX_BYTES',
+      registers,
+      collect() {
+        this.set(writer.largestBatchBytes);
+      },
+    });
     // Unknown (NATS unreachable) is NaN rather than a stale value that looks healthy.
     const unknown = (gauge: Gauge, error: unknown) => {
       log.debug({ err: error }, 'ROWS could not be read for the metrics');

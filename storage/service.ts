@@ -4,7 +4,6 @@
 // so that a query never waits behind inference on an actor host; it also removes the rows of
 // a session being deleted. Run as many as you like:
 // they share the writer's and the index's durable consumers and the `api` queue group.
-import type { ClickHouseClient } from '@clickhouse/client';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../bus/log.ts';
@@ -14,6 +13,7 @@ import { serveSessionPurge } from './api/purge.ts';
 import { serveResults } from './api/results.ts';
 import { serveSessionList } from './api/sessions.ts';
 import { connectClickHouse, type ClickHouseServer } from './clickhouse.ts';
+import { closePools, connectPools, type ClickHousePools, type PoolSizes } from './clickhouse-pools.ts';
 import { ClusterNodes } from './cluster-nodes.ts';
 import { ensureDeadLetterStream } from './dead-letter.ts';
 import type { StorageMetrics } from './metrics.ts';
@@ -22,6 +22,7 @@ import { migrate } from './migrations.ts';
 import { NewestSessions } from './newest-sessions.ts';
 import { Schema } from './schema.ts';
 import { SessionLists } from './session-lists.ts';
+import { ReadsInFlight } from './reads-in-flight.ts';
 import { Shards } from './shards.ts';
 import { ensureRowsStream } from './rows-stream.ts';
 import { SessionIndexFollower } from './session-index-follower.ts';
@@ -32,7 +33,11 @@ export interface StorageOptions {
   clickhouse: ClickHouseServer;
   database: string;
   /** Whether this process drains ROWS into ClickHouse (off: it only answers reads), and how. */
-  writer: WriterOptions | undefined;
+  writer: Omit<WriterOptions, 'largestMessageBytes'> | undefined;
+  /** ClickHouse sockets by purpose. */
+  connections: PoolSizes;
+  /** Reads one user may have being answered at once here; below `connections.reads`. */
+  readsInFlightPerUser: number;
   /** How much ROWS may hold while ClickHouse is away (when this service creates it). */
   rowsStreamMaxBytes: number;
   /** How many NATS servers keep the streams and buckets this service creates. */
@@ -52,7 +57,7 @@ export class StorageService {
 
   private constructor(
     private readonly nc: NatsConnection,
-    private readonly clickhouse: ClickHouseClient,
+    private readonly pools: ClickHousePools,
     private readonly records: SessionRecords,
     private readonly writer: StorageWriter | undefined,
     private readonly index: SessionIndexFollower | undefined,
@@ -60,6 +65,11 @@ export class StorageService {
   ) {}
 
   static async start(nc: NatsConnection, options: StorageOptions, log: Logger): Promise<StorageService> {
+    if (options.readsInFlightPerUser >= options.connections.reads) {
+      throw new Error(
+        `STORAGE_READS_IN_FLIGHT_PER_USER (${options.readsInFlightPerUser}) must be below CLICKHOUSE_READ_CONNECTIONS (${options.connections.reads}): one user's reads must leave sockets for the others`,
+      );
+    }
     const cluster = ClusterNodes.connect(options.clickhouse);
     const admin = connectClickHouse(options.clickhouse, null);
     try {
@@ -74,28 +84,30 @@ export class StorageService {
     const jsm = await jetstreamManager(nc);
     await ensureRowsStream(jsm, { maxBytes: options.rowsStreamMaxBytes, replicas: options.natsReplicas });
     await ensureDeadLetterStream(jsm, options.natsReplicas);
-    const clickhouse = connectClickHouse(options.clickhouse, options.database, log.child({ component: 'clickhouse' }));
+    const pools = connectPools(options.clickhouse, options.database, options.connections, log);
     const records = await SessionRecords.open(js, log, options.natsReplicas);
     const newest = new NewestSessions(options.sessionListMemoryPerUser, options.sessionListMemoryTotal);
     await records.watch(undefined, newest);
-    const shards = options.clickhouse.cluster ? new Shards(clickhouse, options.clickhouse.cluster) : undefined;
-    const writer = options.writer && new StorageWriter(js, clickhouse, log.child({ component: 'writer' }), {
+    const shards = options.clickhouse.cluster ? new Shards(pools.reads, options.clickhouse.cluster) : undefined;
+    const writer = options.writer && new StorageWriter(js, pools.writer, log.child({ component: 'writer' }), {
       ...options.writer,
+      largestMessageBytes: nc.info?.max_payload ?? 0,
       deleted: (session) => records.deletedLately(session),
     });
     await writer?.start();
     if (writer) options.metrics?.watchWriter(writer, jsm, log);
     // The session index is kept by the services that write.
-    const index = writer && await SessionIndexFollower.start(js, jsm, clickhouse, log.child({ component: 'session-index' }));
+    const index = writer && await SessionIndexFollower.start(js, jsm, pools.index, log.child({ component: 'session-index' }));
     const progress = new IndexProgress(jsm);
     const observe = options.metrics?.bus;
-    const lists = new SessionLists(newest, records, progress, clickhouse, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
-    const service = new StorageService(nc, clickhouse, records, writer, index, cluster);
+    const lists = new SessionLists(newest, records, progress, pools.reads, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
+    const service = new StorageService(nc, pools, records, writer, index, cluster);
+    const inFlight = new ReadsInFlight(options.readsInFlightPerUser);
     service.subscriptions.push(
-      ...serveResults(nc, records, clickhouse, shards, log, observe),
-      serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
-      serveEventList(nc, records, clickhouse, log, observe),
-      serveSessionPurge(nc, records, clickhouse, jsm, progress, new Schema(options.database, cluster?.name), cluster, log, observe, options.metrics?.purgeMutations),
+      ...serveResults(nc, records, pools.reads, shards, inFlight, log, observe),
+      serveSessionList(nc, records, lists, options.sessionMaxSeconds, inFlight, log, observe),
+      serveEventList(nc, records, pools.reads, inFlight, log, observe),
+      serveSessionPurge(nc, records, pools.index, jsm, progress, new Schema(options.database, cluster?.name), cluster, log, observe, options.metrics?.purgeMutations),
     );
     log.info({ writer: options.writer }, 'storage service ready');
     return service;
@@ -107,7 +119,7 @@ export class StorageService {
     await this.index?.stop();
     this.records.close();
     await this.nc.drain();
-    await this.clickhouse.close();
+    await closePools(this.pools);
     await this.cluster?.close();
   }
 }

@@ -19,8 +19,15 @@ import { columnsOf, tableOf, type Columns } from './tables.ts';
 export interface WriterOptions {
   /** Whether a session has been deleted: its late rows are dropped, not stored again. */
   deleted?: (session: string) => boolean;
-  /** Rows per insert at most. */
+  /** Messages per insert at most, rounded up to a whole pull (the client pulls at most 100 by bytes). */
   batchRows: number;
+  /**
+   * Bytes of messages a batch holds at most (WRITER_PULL_MAX_BYTES): a backlog of large
+   * messages (1 MiB event batches) must not be pulled 5,000 at a time into memory.
+   */
+  pullMaxBytes: number;
+  /** The largest message the NATS server takes (its max_payload): every pull must have room for one. */
+  largestMessageBytes: number;
   /** How long rows may wait for a fuller batch. */
   flushMs: number;
   /** Called after a batch is inserted, before it is acknowledged: where a test makes the process die. */
@@ -32,6 +39,8 @@ export class StorageWriter {
   private waiting: JsMsg[] = [];
   private loop?: Promise<void>;
   private readonly batchRows: number;
+  private readonly pullMaxBytes: number;
+  private readonly largestMessageBytes: number;
   private readonly flushMs: number;
   private readonly deleted?: (session: string) => boolean;
   private readonly inserted?: () => void;
@@ -40,6 +49,10 @@ export class StorageWriter {
   lateRowsDropped = 0;
   /** Rows set aside in the dead-letter stream, since start. */
   deadLetters = 0;
+  /** Batches pulled, their bytes in all, and the largest one, since start (the process's metrics). */
+  batchesPulled = 0;
+  bytesPulled = 0;
+  largestBatchBytes = 0;
 
   constructor(
     private readonly js: JetStreamClient,
@@ -47,7 +60,16 @@ export class StorageWriter {
     private readonly log: Logger,
     options: WriterOptions,
   ) {
+    // A message that cannot fit in a pull would never be delivered: the server ends such a pull
+    // without it, every time (409 "Message Size Exceeds MaxBytes").
+    if (options.pullMaxBytes < options.largestMessageBytes + MESSAGE_OVERHEAD_BYTES) {
+      throw new Error(
+        `WRITER_PULL_MAX_BYTES (${options.pullMaxBytes}) must be at least the NATS server's max_payload plus ${MESSAGE_OVERHEAD_BYTES} bytes (${options.largestMessageBytes + MESSAGE_OVERHEAD_BYTES})`,
+      );
+    }
     this.batchRows = options.batchRows;
+    this.pullMaxBytes = options.pullMaxBytes;
+    this.largestMessageBytes = options.largestMessageBytes + MESSAGE_OVERHEAD_BYTES;
     this.flushMs = options.flushMs;
     this.deleted = options.deleted;
     this.inserted = options.inserted;
@@ -88,20 +110,59 @@ export class StorageWriter {
   }
 
   /**
-   * One pull: ends when the batch is full or the pull expires. Everything the server delivered
-   * is kept: a message dropped here would wait for its redelivery, a full ack_wait later.
+   * One batch: pulls bounded in bytes, while the backlog lasts, until the batch holds
+   * `batchRows` messages, has no room left for the largest message, or has waited its flush
+   * interval. Everything the server delivered is kept: a message dropped here would wait for its
+   * redelivery, a full ack_wait later.
    */
   private async fetch(consumer: Consumer): Promise<JsMsg[]> {
-    const messages = await consumer.fetch({ max_messages: this.batchRows, expires: Math.max(this.flushMs, 1000) });
     const batch: JsMsg[] = [];
-    try {
-      for await (const message of messages) batch.push(message);
-    } catch (error) {
-      // A pull can end early (missed heartbeats on a busy process); what it delivered is kept.
-      if (!batch.length) throw error;
-      this.log.warn({ err: error, rows: batch.length }, 'pull ended early; writing what arrived');
+    let bytes = 0;
+    const started = Date.now();
+    for (;;) {
+      const expires = Math.max(1000, this.flushMs - (Date.now() - started));
+      const pull = await this.pull(consumer, this.pullMaxBytes - bytes, expires, batch.length > 0);
+      batch.push(...pull.messages);
+      bytes += pull.bytes;
+      const roomLeft = this.pullMaxBytes - bytes >= this.largestMessageBytes;
+      if (!pull.full || !roomLeft || batch.length >= this.batchRows || Date.now() - started >= this.flushMs) break;
+    }
+    if (batch.length) {
+      this.batchesPulled++;
+      this.bytesPulled += bytes;
+      this.largestBatchBytes = Math.max(this.largestBatchBytes, bytes);
     }
     return batch;
+  }
+
+  /**
+   * One pull of at most `maxBytes` (and, the client's rule for a pull by bytes, 100 messages).
+   * `full`: it ended on a bound rather than on its expiry, so more may be waiting.
+   */
+  private async pull(
+    consumer: Consumer,
+    maxBytes: number,
+    expires: number,
+    holding: boolean,
+  ): Promise<{ messages: JsMsg[]; bytes: number; full: boolean }> {
+    const messages: JsMsg[] = [];
+    let bytes = 0;
+    let full = false;
+    try {
+      const iterator = await consumer.fetch({ max_bytes: maxBytes, expires });
+      for await (const message of iterator) {
+        messages.push(message);
+        bytes += sizeOf(message);
+      }
+      full = messages.length >= PULL_MESSAGES;
+    } catch (error) {
+      // The server ends a pull whose next message does not fit with 409: the pull is full.
+      if (isFullByBytes(error)) return { messages, bytes, full: true };
+      // A pull can end early (missed heartbeats on a busy process); what it delivered is kept.
+      if (!messages.length && !holding) throw error;
+      this.log.warn({ err: error, messages: messages.length }, 'pull ended early; writing what arrived');
+    }
+    return { messages, bytes, full };
   }
 
   /**
@@ -167,6 +228,19 @@ interface Entry {
   /** Where the row came from, to set it aside with. */
   origin: Omit<DeadRow, 'reason'>;
 }
+
+/** What the client library pulls at most when a pull is bounded by bytes. */
+const PULL_MESSAGES = 100;
+/** Room for a message's subject, reply subject and headers beside its payload, as the server counts it. */
+const MESSAGE_OVERHEAD_BYTES = 4096;
+
+/** A message's size as the server counts it against a pull's bytes, less its reply subject. */
+const sizeOf = (message: JsMsg) => message.data.length + message.subject.length + (message.headers?.toString().length ?? 0);
+
+// The package exports the class only from its internal entry point: recognised by name and code.
+const isFullByBytes = (error: unknown) =>
+  error instanceof Error && error.name === 'JetStreamStatusError' && (error as { code?: unknown }).code === 409 &&
+  /exceeds maxbytes/i.test(error.message);
 
 /** The session of a row message: emo.rows.<session>.<kind>. */
 const sessionOf = (subject: string) => subject.split('.')[2] ?? '';

@@ -93,7 +93,12 @@ async function runCase(stack: BenchStack, rows: number, rowsPerMessage: number) 
   const publishSeconds = await publishRows(new RowPublisher(js, log), rows, rowsPerMessage);
   const messages = await streamMessages(stack);
   const clickhouse = timingInserts(stack.clickhouse);
-  const writer = new StorageWriter(js, clickhouse.client, log, { batchRows: config.writerBatchRows, flushMs: config.writerFlushMs });
+  const writer = new StorageWriter(js, clickhouse.client, log, {
+    batchRows: config.writerBatchRows,
+    pullMaxBytes: config.writerPullMaxBytes,
+    largestMessageBytes: stack.nats!.nc.info?.max_payload ?? 0,
+    flushMs: config.writerFlushMs,
+  });
   const cpu = process.cpuUsage();
   const started = performance.now();
   await writer.start();

@@ -3,14 +3,22 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
-import { serve, type RequestObserver } from '../../bus/rpc.ts';
+import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
 import { listEvents } from '../events.ts';
 import { readsUntil } from '../read-deadline.ts';
+import type { ReadsInFlight } from '../reads-in-flight.ts';
 
-export function serveEventList(nc: NatsConnection, records: SessionRecords, clickhouse: ClickHouseClient, log: Logger, observe?: RequestObserver) {
-  return serve(nc, 'events.list', async ({ caller, session, query }, { deadline }) => {
+export function serveEventList(
+  nc: NatsConnection,
+  records: SessionRecords,
+  clickhouse: ClickHouseClient,
+  inFlight: ReadsInFlight,
+  log: Logger,
+  observe?: RequestObserver,
+) {
+  return serve(nc, 'events.list', inFlight.bound(async ({ caller, session, query }, { deadline }: CallContext) => {
     await records.owned(caller, session);
     if (query.from !== undefined && query.to !== undefined && query.to <= query.from) {
       throw badRequest('invalid_query', 'query.to: must be greater than from', [
@@ -19,5 +27,5 @@ export function serveEventList(nc: NatsConnection, records: SessionRecords, clic
     }
     const page = await listEvents(readsUntil(clickhouse, deadline), session, query);
     return { ...page, offset: query.offset, limit: query.limit };
-  }, { queue: queues.api, log, observe });
+  }), { queue: queues.api, log, observe });
 }

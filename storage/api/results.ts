@@ -11,6 +11,7 @@ import type { SessionRecords } from '../../bus/session-records.ts';
 import { elapsedSeconds, presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
 import { readsUntil } from '../read-deadline.ts';
+import type { ReadsInFlight } from '../reads-in-flight.ts';
 import { readsOfSession } from '../session-shard.ts';
 import type { Shards } from '../shards.ts';
 import {
@@ -22,12 +23,13 @@ import {
 import type { Window } from '../timeline-window.ts';
 import { listSpeechSegments } from '../speech-segments.ts';
 
-/** `shards`: those of the cluster the tables are sharded on, if any. */
+/** `shards`: those of the cluster the tables are sharded on, if any; `inFlight`: each user's reads at once. */
 export function serveResults(
   nc: NatsConnection,
   records: SessionRecords,
   clickhouse: ClickHouseClient,
   shards: Shards | undefined,
+  inFlight: ReadsInFlight,
   log: Logger,
   observe?: RequestObserver,
 ) {
@@ -46,18 +48,18 @@ export function serveResults(
     };
 
   return [
-    serve(nc, 'emotions.totals', async ({ caller, session, query }, { deadline }) => {
+    serve(nc, 'emotions.totals', inFlight.bound(async ({ caller, session, query }, { deadline }: CallContext) => {
       const { record } = await records.owned(caller, session);
       return { session: sessionField(record, query.expand), emotions: await emotionTotals(reads(record.id, deadline), record.id) };
-    }, options),
-    serve(nc, 'emotions.timeline', timeline(emotionsTimeline), options),
-    serve(nc, 'audio.features', timeline(audioFeatures), options),
-    serve(nc, 'speech.sentiment', timeline(sentimentTimeline), options),
-    serve(nc, 'speech.segments', async ({ caller, session, query }, { deadline }) => {
+    }), options),
+    serve(nc, 'emotions.timeline', inFlight.bound(timeline(emotionsTimeline)), options),
+    serve(nc, 'audio.features', inFlight.bound(timeline(audioFeatures)), options),
+    serve(nc, 'speech.sentiment', inFlight.bound(timeline(sentimentTimeline)), options),
+    serve(nc, 'speech.segments', inFlight.bound(async ({ caller, session, query }, { deadline }: CallContext) => {
       const { record } = await records.owned(caller, session);
       if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
       return listSpeechSegments(reads(record.id, deadline), { session: record.id, ...query });
-    }, options),
+    }), options),
   ];
 }
 

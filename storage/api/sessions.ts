@@ -4,10 +4,11 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { MAX_DATE_MS, type SessionPage } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
-import { serve, type RequestObserver } from '../../bus/rpc.ts';
+import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
+import type { ReadsInFlight } from '../reads-in-flight.ts';
 import type { SessionLists } from '../session-lists.ts';
 
 // A session is active until its expiry, which its host (or, when that host died, the one taking
@@ -19,10 +20,11 @@ export function serveSessionList(
   records: SessionRecords,
   lists: SessionLists,
   sessionMaxSeconds: number,
+  inFlight: ReadsInFlight,
   log: Logger,
   observe?: RequestObserver,
 ) {
-  return serve(nc, 'sessions.list', async ({ caller, query }, { deadline }): Promise<SessionPage> => {
+  return serve(nc, 'sessions.list', inFlight.bound(async ({ caller, query }, { deadline }: CallContext): Promise<SessionPage> => {
     const fromMs = dateBound(query.from, 'from');
     const toMs = dateBound(query.to, 'to');
     const now = Date.now();
@@ -43,7 +45,7 @@ export function serveSessionList(
       return presentSession(latest ? publicRecord(latest.record) : indexed, now);
     });
     return { hasMore: page.hasMore, data, offset: query.offset, limit: query.limit };
-  }, { queue: queues.api, log, observe });
+  }), { queue: queues.api, log, observe });
 }
 
 /** A list's date bound in ms: ISO 8601 (a date alone is midnight UTC) or Unix milliseconds. */
