@@ -4,7 +4,8 @@
 // `npm run test:cluster` (`--cluster`) runs test/cluster in lanes (each file starts the cluster it
 // needs) beside the checks of stored results again on a cluster of its own (three NATS
 // servers, ClickHouse 2 shards x 2 replicas). Both end with what failed, the slowest files,
-// the time taken and the line "N passed, N failed". An argument limits the run to the test
+// the time taken and the line "N passed, N failed" (", N skipped" added when tests were
+// skipped). An argument limits the run to the test
 // files whose path under test/ matches it.
 //
 // Each file runs in a process of its own with a time limit, so one that crashes or hangs fails
@@ -19,6 +20,7 @@ import { startNats } from './stack/nats.ts';
 import { startNatsCluster } from './stack/nats-cluster.ts';
 import { freePort } from './stack/ports.ts';
 import { reportRun } from './testing/report.ts';
+import { removeOrphanRules } from './testing/network-rules.ts';
 import { runFile, type FileOutcome } from './testing/run-file.ts';
 import { Scheduler, type Queue } from './testing/schedule.ts';
 import { runningTestServers } from './testing/test-servers.ts';
@@ -113,6 +115,10 @@ async function onCluster(files: string[], stops: Stop[]): Promise<FileOutcome[]>
   const outcomes = await runLanes(files, [{ name: 'on the cluster', env, takes: ['media', 'servers'] }]);
   return outcomes.map((outcome) => ({ ...outcome, failures: outcome.failures.map((failure) => `on the cluster: ${failure}`) }));
 }
+
+// Network rules left by a run killed before it could remove them.
+const orphanRules = removeOrphanRules();
+if (orphanRules > 0) console.log(`Removed ${orphanRules} network rule(s) left by test runs that were killed.`);
 
 const stops: Stop[] = [];
 let outcomes: FileOutcome[] = [];

@@ -1,16 +1,20 @@
 // Runs one test file with uvu in a process of its own, so that one that crashes fails alone.
 // Its output is kept whole and printed once the file ends (files run side by side would
 // otherwise interleave), and written to a log. A file that runs past its time limit is killed
-// with every process it started, and fails with its last lines.
+// with every process it started, and fails with its last lines. The network rules it added are
+// removed once it has ended, however it ended.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { removeFileRules, ruleTag } from './network-rules.ts';
 import { killTree } from './process-tree.ts';
 
 export interface FileOutcome {
   file: string;
   passed: number;
   failed: number;
+  /** Tests the file marked to skip (uvu's `test.skip`, or left out by a `test.only`). */
+  skipped: number;
   ms: number;
   /** What failed, a few lines each, for the summary at the end. */
   failures: string[];
@@ -33,14 +37,18 @@ const TAIL_LINES = 12;
 
 const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 
+/** A count of uvu's closing summary: the last such line, as a test may print the like before it. */
+const countOf = (label: string, text: string) => Number([...text.matchAll(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'gm'))].at(-1)?.[1] ?? 0);
+
 export function runFile({ projectRoot, file, env, limitMs, logDir }: FileRun): Promise<FileOutcome> {
   const started = Date.now();
+  const tag = ruleTag(process.pid, file);
   let output = '';
   return new Promise((resolve) => {
     const exactly = `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
     const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'test', exactly], {
       cwd: projectRoot,
-      env,
+      env: { ...env, TEST_RULE_TAG: tag },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const keep = (chunk: Buffer) => void (output += chunk.toString());
@@ -53,13 +61,15 @@ export function runFile({ projectRoot, file, env, limitMs, logDir }: FileRun): P
     }, limitMs);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
+      const leftRules = removeFileRules(tag);
       const ms = Date.now() - started;
-      const text = plain(output);
+      const text = plain(output) + (leftRules > 0 ? `\n(the runner removed ${leftRules} network rule(s) the file left behind)\n` : '');
       const logFile = join(logDir, `${file}.log`);
       mkdirSync(dirname(logFile), { recursive: true });
       writeFileSync(logFile, text);
-      const total = Number(/Total:\s+(\d+)/.exec(text)?.[1] ?? 0);
-      const passed = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? 0);
+      const total = countOf('Total', text);
+      const passed = countOf('Passed', text);
+      const skipped = countOf('Skipped', text);
       const failures = [...text.matchAll(/^\s*FAIL\s+(.*)\n\s*(.*)/gm)].map(([, name, reason]) => `${file} ${name}: ${reason}`);
       // A file that ended badly without counting its tests counts as one failure.
       const crashed = timedOut || total === 0 || code !== 0;
@@ -75,7 +85,7 @@ export function runFile({ projectRoot, file, env, limitMs, logDir }: FileRun): P
             : `did not run ${failed} of its ${total} tests`;
         failures.push(`${file} ${what}; its last lines (all of them in ${logFile}):\n    ${tail}`);
       }
-      resolve({ file, passed, failed, ms, failures, output: text });
+      resolve({ file, passed, failed, skipped, ms, failures, output: text });
     });
   });
 }
