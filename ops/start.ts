@@ -1,14 +1,25 @@
 // Runs the whole service locally: NATS and ClickHouse with their data under var/, the storage
 // service, one actor host and the gateway. Prints the base URL and a working bearer token;
 // Ctrl-C stops it all. The three service processes are kept running: one that crashes is
-// started again (ops/stack/service-process.ts).
+// started again (ops/stack/service-process.ts). Unless `--no-demo`, it also starts the demo
+// (ops/demo/demo.ts): a looping stream of faces and speech on a loopback RTMP server, analysed
+// in a session of the printed token's user, so the dashboard shows results within a minute.
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { readConfig } from '../bus/config.ts';
+import { startDemo } from './demo/demo.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
 import { developmentToken } from './stack/dev-token.ts';
 import { startNats } from './stack/nats.ts';
 import { serviceProcess, type Role } from './stack/service-process.ts';
+
+const args = process.argv.slice(2);
+const unknown = args.filter((arg) => arg !== '--no-demo');
+if (unknown.length > 0) {
+  console.error(`unknown argument ${unknown.join(' ')}; usage: npm start [-- --no-demo]`);
+  process.exit(2);
+}
+const withDemo = !args.includes('--no-demo');
 
 const config = readConfig();
 
@@ -21,6 +32,14 @@ let stopping = false;
 async function stopAll(): Promise<void> {
   stopping = true;
   for (const service of started.reverse()) await service.stop();
+}
+
+// From the first start on: a Ctrl-C while the rest starts stops what is up.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.log('stopping...');
+    void stopAll().finally(() => process.exit(0));
+  });
 }
 
 try {
@@ -58,8 +77,24 @@ The service is running.
   metrics:    http://${config.metricsHost}:{${metricsPorts.gateway},${metricsPorts.host},${metricsPorts.storage}}/metrics (gateway, actor host, storage; also /livez, /readyz)
   logs:       ${dataDir}/*.log
 
-Try: curl -H 'Authorization: Bearer ${token}' ${baseUrl}/v1/sessions
-Ctrl-C stops everything.`);
+Try: curl -H 'Authorization: Bearer ${token}' ${baseUrl}/v1/sessions`);
+  if (withDemo) {
+    // The service is useful without its demo: a demo that cannot start is reported, not fatal.
+    const starting = startDemo({ baseUrl, token, dir: join(dataDir, 'demo'), config });
+    // A Ctrl-C while it starts waits for it, then stops it: nothing it started is left behind.
+    started.push({ stop: () => starting.then((demo) => demo.stop(), () => undefined) });
+    try {
+      const demo = await starting;
+      console.log(`
+The demo is running: a looping clip of faces and speech, published on ${demo.streamUri},
+analysed in session ${demo.session}. Its charts fill within a minute:
+  ${demo.dashboardUrl}
+(sign in with the token above; \`npm start -- --no-demo\` or DEMO=false starts without it)`);
+    } catch (error) {
+      console.error(`The demo did not start (${(error as Error).message}); the service runs without it.`);
+    }
+  }
+  console.log('\nCtrl-C stops everything.');
   // NATS and ClickHouse hold the state: without them nothing can be restarted usefully.
   for (const service of [nats, clickhouse]) {
     void service.exited.then((code) => {
@@ -72,11 +107,4 @@ Ctrl-C stops everything.`);
   console.error((error as Error).message);
   await stopAll();
   process.exit(1);
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.log('stopping...');
-    void stopAll().finally(() => process.exit(0));
-  });
 }
