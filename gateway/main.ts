@@ -31,12 +31,14 @@ const addresses = new ClientAddresses(config.trustedProxies);
 const nc = await connectBus(`gateway ${config.hostId}`, config.natsUrl, log, { asyncTraces: false });
 const send = busSender(nc, config.requestTimeoutMs, busRequestMetrics(registry));
 const authFailures = new RateLimit(config.authFailuresPerMinute, 60);
+// One budget per user for REST requests and WebSocket subscribes alike.
+const requests = new RateLimit(config.rateLimitRequests, config.rateLimitWindowSeconds);
 const app = createApp({
   send,
   authenticator,
   addresses,
   budgets: userBudgets(config),
-  limits: { perUser: new RateLimit(config.rateLimitRequests, config.rateLimitWindowSeconds), authFailuresPerAddress: authFailures },
+  limits: { perUser: requests, authFailuresPerAddress: authFailures },
   log: log.child({ component: 'gateway' }),
   bodyLimitBytes: config.bodyLimitBytes,
   openApi: openApiDocument(),
@@ -49,6 +51,7 @@ const webSocket = attachWebSocket(server, {
   send,
   log: log.child({ component: 'ws' }),
   authFailures,
+  requests,
   addresses,
   registry,
   limits: {
@@ -58,6 +61,7 @@ const webSocket = attachWebSocket(server, {
     idleMs: config.wsIdleSeconds * 1000,
     subscriptionsPerConnection: config.wsSubscriptionsPerConnection,
     messagesPerMinute: config.wsMessagesPerMinute,
+    upgradesPerAddressPerMinute: config.wsUpgradesPerAddressPerMinute,
   },
 });
 server.listen(config.gatewayPort, config.gatewayHost, () => {

@@ -36,6 +36,11 @@ export class RateLimit {
     }
   }
 
+  /** Gives back `points` the key spent in this window (a socket that turned out to sign in). */
+  async refund(key: string, points = 1): Promise<void> {
+    await this.limiter.reward(key, points);
+  }
+
   /** The key's budget if the window's points are all spent already, else undefined; spends nothing. */
   async spent(key: string): Promise<Budget | undefined> {
     const state = await this.limiter.get(key);

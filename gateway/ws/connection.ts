@@ -35,8 +35,12 @@ export interface ConnectionDeps {
   /** The client's address (client-address.ts), and the budget of failed authentications per address the REST API spends too. */
   address: string;
   authFailures: RateLimit;
+  /** The users' request budget, shared with the REST API: a subscribe is a bus request (sessions.get) like a REST read. */
+  requests: RateLimit;
   /** Frees the socket's place among its address's unauthenticated ones: once, when it authenticates or goes. */
   releaseAnonymous(): void;
+  /** Told once, when the socket authenticates. */
+  signedIn(): void;
 }
 
 /** Close codes: standard ones where they fit, 44xx mirroring the HTTP status otherwise. */
@@ -139,6 +143,7 @@ export class Connection {
     this.caller = caller;
     clearTimeout(this.authDeadline);
     this.deps.releaseAnonymous();
+    this.deps.signedIn();
     if (identity.expiresAt !== undefined) this.closeAt(identity.expiresAt);
     this.reply(JSON.stringify({ id: request.id ?? null, path: PATHS.auth, status: 200, body: { user: caller.user, product: caller.product } }));
     return true;
@@ -181,6 +186,11 @@ export class Connection {
   }
 
   private async subscribe(request: WsRequest): Promise<{ body: unknown; afterReply?: () => void }> {
+    const budget = await this.deps.requests.take((this.caller as Caller).user);
+    if (!budget.allowed) {
+      const retry = Math.max(1, budget.resetSeconds);
+      throw new ServiceError(429, 'rate_limited', `at most ${budget.limit} requests per ${budget.windowSeconds} s per user, REST and subscribes together; retry in ${retry} s`, undefined, retry);
+    }
     const { channel, key } = parse(SubscribeBody, request.body, 'body');
     const { limits } = this.deps;
     if (this.subscriptions.size + this.pendingSubscriptions >= limits.subscriptionsPerConnection) {

@@ -12,6 +12,8 @@ export interface WsLimits {
   messagesPerMinute: number;
   /** Silence from the client for this long closes the socket. */
   idleMs: number;
+  /** Upgrades (new sockets) per client address per minute; past it 429 on the upgrade. */
+  upgradesPerAddressPerMinute: number;
 }
 
 /** The protocol's own limits. */

@@ -9,7 +9,7 @@ import { WebSocketServer } from 'ws';
 import type { Logger } from '../../bus/log.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { ClientAddresses } from '../client-address.ts';
-import type { RateLimit } from '../rate-limit.ts';
+import { budgetHeaders, RateLimit } from '../rate-limit.ts';
 import type { Send } from '../routes/bus-call.ts';
 import { CLOSE, Connection } from './connection.ts';
 import { Feeds } from './feeds.ts';
@@ -27,6 +27,8 @@ export interface WebSocketDeps {
   limits: WsLimits;
   /** Failed authentications per client address, shared with the REST API. */
   authFailures: RateLimit;
+  /** The users' request budget, shared with the REST API: each subscribe spends one. */
+  requests: RateLimit;
   addresses: ClientAddresses;
   /** Where open connections are counted (the gateway's /metrics). */
   registry?: Registry;
@@ -37,6 +39,7 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
   const feeds = new Feeds(deps.nc, log);
   const users = new Counts(limits.connectionsPerUser);
   const anonymous = new NotSignedIn(limits.unauthenticatedPerAddress);
+  const upgrades = new RateLimit(limits.upgradesPerAddressPerMinute, 60);
   const connections = new Set<Connection>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: WS_PROTOCOL.maxMessageBytes });
   if (deps.registry) {
@@ -50,8 +53,9 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
     });
   }
 
-  const refuse = (socket: Duplex, status: string) => {
-    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  const refuse = (socket: Duplex, status: string, headers: Record<string, string> = {}) => {
+    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.end(`HTTP/1.1 ${status}\r\n${lines}Connection: close\r\nContent-Length: 0\r\n\r\n`);
   };
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -59,12 +63,39 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
     const path = (request.url ?? '').split('?')[0];
     if (path !== WS_PATH) return refuse(socket, '404 Not Found');
     const address = deps.addresses.of(request);
+    // Each upgrade costs a handshake and a socket before anyone is known: bounded per address.
+    // A socket that signs in gives its upgrade back, so that the clients behind one address
+    // (a NAT, an office) are limited only by the sockets that never sign in.
+    upgrades.take(address).then(
+      (budget) => (budget.allowed ? accept(request, socket, head, address) : refuse(socket, '429 Too Many Requests', budgetHeaders(budget))),
+      (error: unknown) => {
+        log.error({ err: error }, 'websocket upgrade budget failed');
+        refuse(socket, '503 Service Unavailable');
+      },
+    );
+  };
+
+  const accept = (request: IncomingMessage, socket: Duplex, head: Buffer, address: string) => {
+    // Gone while its budget was looked up: nothing to hold a place for.
+    if (socket.destroyed) return;
     let evict = (): void => void socket.destroy();
     const releaseAnonymous = anonymous.admit(address, () => evict());
     // A handshake that never completes (the client went) must give its place back too.
     socket.once('close', releaseAnonymous);
     wss.handleUpgrade(request, socket, head, (ws) => {
-      const connection = new Connection(ws, { authenticator: deps.authenticator, send: deps.send, feeds, users, limits, log, address, authFailures: deps.authFailures, releaseAnonymous });
+      const connection = new Connection(ws, {
+        authenticator: deps.authenticator,
+        send: deps.send,
+        feeds,
+        users,
+        limits,
+        log,
+        address,
+        authFailures: deps.authFailures,
+        requests: deps.requests,
+        releaseAnonymous,
+        signedIn: () => void upgrades.refund(address).catch(() => {}),
+      });
       evict = () => connection.close(CLOSE.tooManyRequests, 'too many sockets not signed in from this address');
       connections.add(connection);
       ws.once('close', () => connections.delete(connection));

@@ -42,7 +42,8 @@ async function serve(port: number, tokensFile: string, connectionsPerUser: numbe
     send: busSender(nc, config.requestTimeoutMs),
     log: log.child({ component: 'ws' }),
     authFailures: new RateLimit(60, 60),
-    limits: { connectionsPerUser, subscriptionsPerConnection: 50, unauthenticatedPerAddress: connectionsPerUser, messagesPerMinute: 600, idleMs: 65_000, authTimeoutMs: 30_000 },
+    limits: { connectionsPerUser, subscriptionsPerConnection: 50, unauthenticatedPerAddress: connectionsPerUser, messagesPerMinute: 600, idleMs: 65_000, authTimeoutMs: 30_000, upgradesPerAddressPerMinute: 1_000_000 },
+    requests: new RateLimit(1_000_000, 10),
     addresses: new ClientAddresses([]),
   });
   server.listen(port, '127.0.0.1');

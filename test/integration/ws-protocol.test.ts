@@ -47,6 +47,7 @@ const LIMITS: WsLimits = {
   messagesPerMinute: 60,
   idleMs: 65_000,
   authTimeoutMs: 2000,
+  upgradesPerAddressPerMinute: 600,
 };
 
 test.before(async () => {
@@ -255,6 +256,7 @@ test('silence closes the socket; requests keep it open (short idle limit, in-pro
     send: busSender(nc, config.requestTimeoutMs),
     log: log.child({ component: 'ws-test' }),
     authFailures: new RateLimit(60, 60),
+    requests: new RateLimit(1000, 10),
     addresses: new ClientAddresses([]),
     limits: { ...LIMITS, idleMs: 600 },
   });
