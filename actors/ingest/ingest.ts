@@ -17,6 +17,7 @@ import {
 import { decoderEnvironment } from './decoder-environment.ts';
 import { FailureReason } from './failure-reason.ts';
 import { FrameAssembler, type Frame } from './frame-assembler.ts';
+import { MediaPacing, STREAM_TOO_FAST, type PacingLimits } from './pacing.ts';
 import { probeStream } from './probe.ts';
 
 export interface IngestOptions {
@@ -27,6 +28,8 @@ export interface IngestOptions {
   tls?: { verify: boolean; caFile?: string };
   /** ffmpeg's whole environment besides PATH and the locale: the egress guard's library and policy. */
   env?: Record<string, string>;
+  /** How far ahead of real time the stream may run; the defaults unless a test says otherwise. */
+  pacing?: PacingLimits;
 }
 
 export interface IngestInfo {
@@ -84,6 +87,9 @@ export class Ingest extends EventEmitter<IngestEvents> {
   private runStartedAt = 0;
   private lastMediaAt: number | undefined;
   private watchdog: NodeJS.Timeout | undefined;
+  private readonly pacing: MediaPacing;
+  private pipes: Readable[] = [];
+  private resumeTimer: NodeJS.Timeout | undefined;
   private failure: string | undefined;
   private started = false;
   private stopping = false;
@@ -95,6 +101,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
     super();
     buildIngestArgs(options); // rejects a bad URI or option now rather than at start()
     this.ffprobePath = ffprobePath(options.ffmpegPath);
+    this.pacing = new MediaPacing(options.pacing);
     this.gone = new Promise((resolve) => (this.markGone = resolve));
   }
 
@@ -163,9 +170,53 @@ export class Ingest extends EventEmitter<IngestEvents> {
     child.on('close', (code, signal) => this.finish(code, signal));
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (text: string) => this.stderr.write(text));
-    // Every pipe is read to the end, whatever state we are in; an unread pipe stalls ffmpeg.
-    (child.stdio[AUDIO_FD] as Readable).on('data', (chunk: Buffer) => this.onAudio(chunk));
-    (child.stdio[VIDEO_FD] as Readable).on('data', (chunk: Buffer) => this.onVideo(chunk));
+    // Every pipe is read to the end, whatever state we are in; an unread pipe stalls ffmpeg,
+    // which is how pace() holds a stream that runs ahead of real time.
+    const audioPipe = child.stdio[AUDIO_FD] as Readable;
+    const videoPipe = child.stdio[VIDEO_FD] as Readable;
+    this.pipes = [audioPipe, videoPipe];
+    audioPipe.on('data', (chunk: Buffer) => this.onAudio(chunk));
+    videoPipe.on('data', (chunk: Buffer) => this.onVideo(chunk));
+  }
+
+  // The media clock: the further of audio and video, so a stream cannot run ahead on the one
+  // the clock does not follow (audio announced but never sent, frames at wire speed).
+  private mediaClock(): number {
+    return Math.max(this.audioBytes / AUDIO_BYTES_PER_SECOND, this.frames / this.options.fps);
+  }
+
+  // Holds a stream that runs ahead of real time by pausing both pipes: ffmpeg blocks writing
+  // them, so it stops decoding and reading the socket, and TCP's flow control holds the server.
+  // Measured with Debian's ffmpeg 5.1 on a file pushed at wire speed through nginx-rtmp: a held
+  // ffmpeg uses no CPU, and the media it delivers follows the wall clock. `-readrate 1` was the
+  // other way: it paces by the server's timestamps (which a server picks: a jump makes ffmpeg
+  // sleep as long as it says), holds the start-up burst back from the first packet, and gives
+  // no sign of a stream that stays too fast; this clock is our own count of what was decoded.
+  private pace(): void {
+    if (this.failure || this.finished) return;
+    const now = Date.now();
+    const decision = this.pacing.update(this.mediaClock(), now);
+    if (decision.tooFast) {
+      this.fail(STREAM_TOO_FAST);
+      return;
+    }
+    if (decision.hold) {
+      for (const pipe of this.pipes) pipe.pause();
+      this.resumeTimer ??= setTimeout(() => {
+        this.resumeTimer = undefined;
+        this.pace();
+      }, Math.max(0, (decision.resumeAt ?? now) - now));
+    } else if (this.pipes.some((pipe) => pipe.isPaused())) {
+      this.readOn();
+      // The wait was ours, not the stream's: the watchdog's idle time starts again.
+      this.lastMediaAt = now;
+    }
+  }
+
+  private readOn(): void {
+    clearTimeout(this.resumeTimer);
+    this.resumeTimer = undefined;
+    for (const pipe of this.pipes) pipe.resume();
   }
 
   private onVideo(chunk: Buffer): void {
@@ -191,14 +242,18 @@ export class Ingest extends EventEmitter<IngestEvents> {
     if (samples.length === 0) return;
     this.audioBytes += samples.length;
     this.emit('audio', samples, receivedAt);
+    this.pace();
   }
 
   private onFrame(frame: Frame): void {
     this.frames++;
     this.emit('frame', { ...frame, receivedAt: this.frameReceivedAt });
+    this.pace();
   }
 
   private checkMediaFlow(): void {
+    // Held by pace(): nothing is read, and that says nothing about the stream.
+    if (this.pacing.holding && !this.failure) return;
     const since = this.lastMediaAt ?? this.runStartedAt;
     const allowed = this.options.timeoutSeconds + (this.lastMediaAt ? 0 : STARTUP_GRACE_SECONDS);
     const idleSeconds = (Date.now() - since) / 1000;
@@ -207,6 +262,8 @@ export class Ingest extends EventEmitter<IngestEvents> {
 
   private fail(reason: string): void {
     this.failure ??= reason;
+    // Read to the end: ffmpeg must not stay blocked on a held pipe while it is asked to exit.
+    this.readOn();
     this.terminate();
   }
 
@@ -224,6 +281,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
     if (this.finished) return;
     this.finished = true;
     clearInterval(this.watchdog);
+    clearTimeout(this.resumeTimer);
     const reason = this.stopping ? 'stopped' : (this.failure ?? this.stderr.reason(code, signal));
     this.emit('exit', { code, signal, reason, mediaSeconds: this.mediaSeconds, stopped: this.stopping });
     this.markGone();
