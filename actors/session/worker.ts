@@ -1,7 +1,8 @@
 // The worker of one session: pulls the stream with ffmpeg and feeds the analysis actors.
 // A stream that drops is reconnected with backoff; a stream that stays unreachable past the
-// limit, or whose picture is over 1080p, ends the worker with a stop reason. Anything else
-// that throws is a crash, left to the supervisor.
+// limit, whose picture is over 1080p, or that stays faster than real time
+// (actors/ingest/pacing.ts) ends the worker with a stop reason. Anything else that throws is a
+// crash, left to the supervisor.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
@@ -9,6 +10,7 @@ import type { EgressPolicy } from '../egress/policy.ts';
 import type { WorkerMetrics } from '../metrics.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../ingest/ffmpeg-args.ts';
 import { PICTURE_TOO_LARGE } from '../ingest/failure-reason.ts';
+import { PACING_LIMITS, STREAM_TOO_FAST } from '../ingest/pacing.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
 import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
@@ -113,6 +115,12 @@ export class StreamWorker implements Child {
       // Described as too big, or too big for the decoders to describe at all.
       if (outcome.resolution || outcome.reason === PICTURE_TOO_LARGE) {
         reports.ended('resolution_exceeded', `stream is ${outcome.resolution ?? 'larger than 1920x1080'}, above the 1080p limit`);
+        return;
+      }
+      // Held back for most of a minute: reconnecting would only make it push again.
+      if (outcome.reason === STREAM_TOO_FAST) {
+        const { windowSeconds, heldShare } = PACING_LIMITS;
+        reports.ended('stream_too_fast', `stream server sent media faster than real time: held back over ${windowSeconds * heldShare} s of ${windowSeconds} s`);
         return;
       }
       if (this.mediaSeconds > before) {

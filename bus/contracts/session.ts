@@ -13,6 +13,7 @@ export const STOP_REASONS = [
   'expired',
   'resolution_exceeded',
   'stream_unreachable',
+  'stream_too_fast',
   'worker_failed',
 ] as const;
 export const SOURCE_FORMATS = ['text', 'scalar'] as const;
