@@ -8,9 +8,10 @@ import type { FaceModels } from './analysis-models.ts';
 import { ClassifyCadence } from './classify-cadence.ts';
 import { ExpressionReader, type ExpressionReading } from './expression-reader.ts';
 import { CLASS_COUNT } from './expressions.ts';
-import type { FaceEffort } from './face-effort.ts';
+import type { StreamEffort } from './face-effort.ts';
 import { SecondAggregator, type TrackedExpression } from './seconds.ts';
 import { Tracker, UNTRACKED } from './tracker.ts';
+import type { WorkMeter } from './yunet.ts';
 
 /** A track outlives this long without its face: small, dim faces go unfound for a second at times. */
 const TRACK_MEMORY_SECONDS = 2;
@@ -30,8 +31,13 @@ export interface FaceAnalyzerOptions {
   models: FaceModels;
   /** Frames analysed per second: a track survives TRACK_MEMORY_SECONDS of them without a matching face. */
   fps: number;
-  /** The face thread's effort, shared by its analysers; absent: always full effort. */
-  effort?: Pick<FaceEffort, 'current' | 'offered'>;
+  /**
+   * The effort the face thread gives this stream (FaceEffort), told of its frames and tracked
+   * faces; absent: always full effort. A benchmark holds one step (`current` alone).
+   */
+  effort?: Pick<StreamEffort, 'current' | 'offered'> & Partial<Pick<StreamEffort, 'level' | 'tracked'>>;
+  /** Hears the thread's work on this stream's frames (its share of the model calls): its cost. */
+  spent?: WorkMeter;
   /** How expressions are read; absent: the service's ExpressionReader (a benchmark brings its variants). */
   expressions?: ExpressionReading;
   onFaceSecond(row: FaceSecond): void;
@@ -45,6 +51,7 @@ export class FaceAnalyzer {
   private readonly expressions: ExpressionReading;
   private readonly cadence = new ClassifyCadence();
   private readonly effort: FaceAnalyzerOptions['effort'];
+  private readonly spent: WorkMeter | undefined;
   private pending: Frame | undefined;
   private running: Promise<void> | undefined;
   private failure: unknown;
@@ -53,7 +60,8 @@ export class FaceAnalyzer {
     this.models = options.models;
     const maxMissedFrames = Math.max(1, Math.round(TRACK_MEMORY_SECONDS * options.fps));
     this.tracker = new Tracker({ maxMissedFrames });
-    this.expressions = options.expressions ?? new ExpressionReader(options.models);
+    this.spent = options.spent;
+    this.expressions = options.expressions ?? new ExpressionReader(options.models, options.spent);
     this.seconds = new SecondAggregator(options.session, options);
     this.effort = options.effort;
   }
@@ -100,11 +108,13 @@ export class FaceAnalyzer {
 
   private async analyse(frame: Frame): Promise<void> {
     const effort = this.effort?.current;
-    const found = await this.models.detector.detectFaces(frame.rgb, frame.width, frame.height, effort?.detectionWidth);
+    const level = this.effort?.level ?? 0;
+    const found = await this.models.detector.detectFaces(frame.rgb, frame.width, frame.height, effort?.detectionWidth, this.spent);
     const ids = this.tracker.update(found);
     // A face the tracker does not follow is too unsure to be a person: it is neither read nor counted.
     const faces = found.filter((_, i) => ids[i] !== UNTRACKED);
     const tracks = ids.filter((id) => id !== UNTRACKED);
+    this.effort?.tracked?.(faces.map((face) => face.width), frame);
     const due = this.cadence.due(frame.second, tracks, faces, effort?.classifyEvery);
     const all = due.length === faces.length;
     const answers = await this.expressions.read(frame, all ? faces : due.map((i) => faces[i]!), all ? tracks : due.map((i) => tracks[i]!));
@@ -113,6 +123,6 @@ export class FaceAnalyzer {
       track,
       probabilities: probabilities.subarray(i * CLASS_COUNT, (i + 1) * CLASS_COUNT),
     }));
-    this.seconds.addFrame(frame.second, tracked);
+    this.seconds.addFrame(frame.second, tracked, level);
   }
 }

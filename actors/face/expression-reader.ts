@@ -6,6 +6,7 @@ import type { FaceModels } from './analysis-models.ts';
 import { cropFace, cropValues } from './crop.ts';
 import type { ExpressionClassifier } from './expressions.ts';
 import type { Face } from './face.ts';
+import type { WorkMeter } from './yunet.ts';
 
 export interface RgbFrame {
   rgb: Uint8Array;
@@ -27,7 +28,11 @@ export class ExpressionReader implements ExpressionReading {
   private readonly classifier: ExpressionClassifier;
   private crops = new Float32Array(0);
 
-  constructor(faceModels: FaceModels) {
+  constructor(
+    faceModels: FaceModels,
+    /** Hears the thread's work on this reader's faces: cropping, and their share of the classifier's calls. */
+    private readonly spent?: WorkMeter,
+  ) {
     this.classifier = faceModels.classifier;
   }
 
@@ -37,7 +42,9 @@ export class ExpressionReader implements ExpressionReading {
     const { side } = this.classifier.spec;
     const values = cropValues(side);
     if (this.crops.length < count * values) this.crops = new Float32Array(count * values);
+    const started = performance.now();
     faces.forEach((face, slot) => cropFace(frame.rgb, frame.width, frame.height, face, this.crops, slot, side));
-    return this.classifier.classifyExpressions(this.crops, count);
+    this.spent?.((performance.now() - started) / 1000);
+    return this.classifier.classifyExpressions(this.crops, count, this.spent);
   }
 }

@@ -7,6 +7,7 @@ import type { InferenceTimer } from '../models/inference-timer.ts';
 import { ort } from '../models/onnx.ts';
 import { CROP_SIDE, cropValues } from './crop.ts';
 import { EXPRESSION_CLASSES, type ExpressionClass } from './emotions.ts';
+import type { WorkMeter } from './yunet.ts';
 
 export const CLASS_COUNT = EXPRESSION_CLASSES.length;
 const MAX_FACES_PER_CALL = 64;
@@ -25,6 +26,7 @@ const FACE_API_EXPRESSIONS: ExpressionModelSpec = { side: CROP_SIDE, classes: EX
 interface Crops {
   crops: Float32Array;
   count: number;
+  spent?: WorkMeter;
 }
 
 /** An expression classifier over every session of a host: waiting faces are classified together. */
@@ -58,12 +60,13 @@ export class ExpressionClassifier {
   /**
    * Classifies the first `count` crops of `batch` (as filled by cropFace at the model's
    * side). Returns the class probabilities, `count` rows of CLASS_COUNT values in
-   * EXPRESSION_CLASSES order. `batch` must stay untouched until the promise settles.
+   * EXPRESSION_CLASSES order. `batch` must stay untouched until the promise settles. `spent`:
+   * hears these faces' share of the model call (by their count among the call's faces).
    */
-  classifyExpressions(batch: Float32Array, count: number): Promise<Float32Array> {
+  classifyExpressions(batch: Float32Array, count: number, spent?: WorkMeter): Promise<Float32Array> {
     if (count === 0) return Promise.resolve(new Float32Array(0));
     if (batch.length < count * this.values) return Promise.reject(new Error(`batch holds fewer than ${count} crops`));
-    return this.batcher.submit({ crops: batch.subarray(0, count * this.values), count });
+    return this.batcher.submit({ crops: batch.subarray(0, count * this.values), count, spent });
   }
 
   private async classify(group: Crops[]): Promise<Float32Array[]> {
@@ -71,8 +74,11 @@ export class ExpressionClassifier {
     const input = group.length === 1 ? group[0]!.crops : concat(group.map((g) => g.crops), faces * this.values);
     const { side } = this.spec;
     const done = this.timer?.('expressions');
+    const started = performance.now();
     const { probs } = await this.model.run({ input: new ort.Tensor('float32', input, [faces, 3, side, side]) }, ['probs']);
+    const perFace = (performance.now() - started) / 1000 / faces;
     done?.();
+    for (const { count, spent } of group) spent?.(perFace * count);
     if (!probs) throw new Error('expression model returned no probs');
     const all = probs.data as Float32Array;
     let offset = 0;

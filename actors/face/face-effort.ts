@@ -1,8 +1,13 @@
-// How much work the face thread puts into each frame. At full effort it analyses every face of
-// every frame at the frame's size; when it cannot keep up (it is dropping frames) it first does
-// less per frame, down the steps of FACE_EFFORT_LADDER. Frames are dropped only when the last step
-// is not enough. It goes back up a step once the lighter one has kept up, with the thread idle at
-// least half the time, for long enough that the heavier one is likely to keep up as well.
+// How much work the face thread puts into each stream's frames. At full effort it analyses every
+// face of every frame at the frame's size; when the thread cannot keep up (it is dropping frames)
+// it does less for one stream at a time, down the steps of FACE_EFFORT_LADDER: the stream that
+// costs the thread most first, never below the step its own faces need to stay found (its floor,
+// StreamFloor). One user's heavy streams are lowered before anyone's small faces are lost. Only
+// when every stream is at its floor and frames are still dropped is the thread saturated: the
+// host then stops admitting sessions rather than blind the running ones. It goes back up a step,
+// one stream at a time, once the thread has kept up, idle at least half the time, for long
+// enough that the heavier step is likely to keep up as well.
+import { detectionSize, type Size } from './detection-scale.ts';
 
 export interface Effort {
   /** YuNet reads frames scaled down to at most this width; 0: at their own size. */
@@ -28,9 +33,19 @@ export const FACE_EFFORT_LADDER: readonly Effort[] = [
 ];
 
 /**
+ * The narrowest face, in pixels of the picture YuNet reads, that a step may bring a stream's
+ * faces down to. Measured (ops/bench/README-small-faces.md, "The smallest face a step keeps"):
+ * faces 11-15 px wide in YuNet's picture are found in every frame and counted in every
+ * interval; at 7-10 px most frames miss some of them and intervals lose people.
+ */
+export const MIN_DETECTABLE_FACE_PX = 11;
+/** A stream's floor remembers its smallest tracked face this long: a small face turned away a while still counts. */
+const FLOOR_MEMORY_MS = 30_000;
+
+/**
  * A step goes down past this share of frames dropped within WINDOW_MS: the capacity bound. A
- * step it went to is judged once it has run that long, on its own frames: right after a change
- * the frames already waiting still carry the load of the step before.
+ * step taken is judged once it has run that long, on its own frames: right after a change the
+ * frames already waiting still carry the load of the step before.
  */
 const STEP_DOWN_PAST_DROPPED = 0.01;
 const WINDOW_MS = 5000;
@@ -41,41 +56,143 @@ const WINDOW_MS = 5000;
  */
 const HEAVIER_FITS_BELOW = 0.5;
 
-interface Second {
+/** What a stream's analysis tells the policy and reads from it. */
+export interface StreamEffort {
+  readonly current: Effort;
+  /** Steps below full effort: 0 is full. */
+  readonly level: number;
+  /** A frame was offered; `dropped`: it replaced one that was waiting, which is lost. */
+  offered(dropped: boolean): void;
+  /** The widths of the faces tracked in an analysed frame of `frame`'s size, in frame pixels. */
+  tracked(faceWidths: readonly number[], frame: Size): void;
+  /** Seconds of the thread's work spent on this stream (its share of model calls). */
+  worked(seconds: number): void;
+}
+
+/** What one review changed. */
+export interface EffortReview {
+  /** Streams whose effort changed, with the level each is at now. */
+  changed: { stream: number; level: number }[];
+  /** Present when the thread's saturation changed: every stream at its floor and still dropping. */
+  saturated?: { saturated: boolean; detail?: string };
+}
+
+interface Timed<T> {
   at: number;
-  offered: number;
-  dropped: number;
+  value: T;
+}
+
+/** Per-second buckets over a sliding span. */
+class Buckets<T> {
+  private readonly list: Timed<T>[] = [];
+
+  constructor(private readonly fresh: () => T) {}
+
+  /** The bucket of the second at `at`. */
+  at(at: number): T {
+    let last = this.list.at(-1);
+    if (!last || at - last.at >= 1000) this.list.push((last = { at, value: this.fresh() }));
+    return last.value;
+  }
+
+  keep(at: number, spanMs: number): void {
+    while (this.list.length > 0 && at - this.list[0]!.at > spanMs) this.list.shift();
+  }
+
+  clear(): void {
+    this.list.length = 0;
+  }
+
+  values(): T[] {
+    return this.list.map((bucket) => bucket.value);
+  }
+}
+
+class Stream implements StreamEffort {
+  level = 0;
+  overBudget = false;
+  private readonly work = new Buckets(() => ({ seconds: 0 }));
+  /** Per second, for each step of the ladder: the narrowest tracked face in YuNet's picture at that step. */
+  private readonly faces = new Buckets(() => FACE_EFFORT_LADDER.map(() => Infinity));
+
+  constructor(
+    private readonly policy: FaceEffort,
+    private readonly now: () => number,
+  ) {}
+
+  get current(): Effort {
+    return FACE_EFFORT_LADDER[this.level]!;
+  }
+
+  offered(dropped: boolean): void {
+    this.policy.countFrame(dropped);
+  }
+
+  tracked(faceWidths: readonly number[], frame: Size): void {
+    if (faceWidths.length === 0) return;
+    const narrowest = Math.min(...faceWidths);
+    const smallest = this.faces.at(this.now());
+    FACE_EFFORT_LADDER.forEach(({ detectionWidth }, step) => {
+      const scaled = (narrowest * detectionSize(frame, detectionWidth).width) / frame.width;
+      smallest[step] = Math.min(smallest[step]!, scaled);
+    });
+  }
+
+  worked(seconds: number): void {
+    this.work.at(this.now()).seconds += seconds;
+  }
+
+  /** The lowest step that keeps every face tracked within FLOOR_MEMORY_MS at MIN_DETECTABLE_FACE_PX or wider. */
+  floor(at: number): number {
+    this.faces.keep(at, FLOOR_MEMORY_MS);
+    const smallest = FACE_EFFORT_LADDER.map((_, step) => Math.min(...this.faces.values().map((widths) => widths[step]!)));
+    let floor = 0;
+    while (floor + 1 < FACE_EFFORT_LADDER.length && smallest[floor + 1]! >= MIN_DETECTABLE_FACE_PX) floor++;
+    return floor;
+  }
+
+  /** Seconds of work within WINDOW_MS. */
+  recentWork(at: number): number {
+    this.work.keep(at, WINDOW_MS);
+    return this.work.values().reduce((sum, bucket) => sum + bucket.seconds, 0);
+  }
 }
 
 export class FaceEffort {
-  private readonly levels = FACE_EFFORT_LADDER;
-  private levelNow = 0;
-  private readonly seconds: Second[] = [];
+  private readonly streams = new Map<number, Stream>();
+  private readonly frames = new Buckets(() => ({ offered: 0, dropped: 0 }));
   /** Below full: since when no frame was dropped and the thread was idle enough. */
   private calmSince: number | undefined;
   private lastReview: number | undefined;
   private changedAt: number | undefined;
+  private saturated = false;
 
   constructor(
-    /** How long a lighter step must stay calm before the thread steps back up. */
+    /** How long a lighter step must stay calm before a stream steps back up. */
     private readonly calmMs: number,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  get current(): Effort {
-    return this.levels[this.levelNow]!;
+  /** A stream joins at full effort. */
+  open(id: number): StreamEffort {
+    const stream = new Stream(this, this.now);
+    this.streams.set(id, stream);
+    return stream;
   }
 
-  /** Steps below full effort: 0 is full. */
-  get level(): number {
-    return this.levelNow;
+  close(id: number): void {
+    this.streams.delete(id);
   }
 
-  /** A frame was offered; `dropped`: it replaced one that was waiting, which is lost. */
-  offered(dropped: boolean): void {
-    const at = this.now();
-    let second = this.seconds.at(-1);
-    if (!second || at - second.at >= 1000) this.seconds.push((second = { at, offered: 0, dropped: 0 }));
+  /** The host says the stream costs more than one session may: it is lowered first, to its floor. */
+  setOverBudget(id: number, over: boolean): void {
+    const stream = this.streams.get(id);
+    if (stream) stream.overBudget = over;
+  }
+
+  /** A frame of some stream was offered (StreamEffort.offered). */
+  countFrame(dropped: boolean): void {
+    const second = this.frames.at(this.now());
     second.offered++;
     if (dropped) {
       second.dropped++;
@@ -83,45 +200,92 @@ export class FaceEffort {
     }
   }
 
-  /**
-   * Called about once a second with the share of the last second the thread was busy (its event
-   * loop utilisation). Returns true when the effort changed.
-   */
-  review(busyShare: number): boolean {
+  /** Called about once a second with the share of the last second the thread was busy (its event loop utilisation). */
+  review(busyShare: number): EffortReview {
     const at = this.now();
     const since = this.lastReview ?? at;
     this.lastReview = at;
-    while (this.seconds.length > 0 && at - this.seconds[0]!.at > WINDOW_MS) this.seconds.shift();
+    this.frames.keep(at, WINDOW_MS);
+    const floors = new Map([...this.streams].map(([id, stream]) => [id, stream.floor(at)]));
+    const changed: EffortReview['changed'] = [];
+    const move = (id: number, level: number) => {
+      this.streams.get(id)!.level = level;
+      changed.push({ stream: id, level });
+    };
+    // Faces smaller than a stream's step can find: back up to its floor at once.
+    for (const [id, stream] of this.streams) if (stream.level > floors.get(id)!) move(id, floors.get(id)!);
+    // Over budget: the host's word, one step a review whatever the thread's drops.
+    for (const [id, stream] of this.streams) if (stream.overBudget && stream.level < floors.get(id)!) move(id, stream.level + 1);
+    if (changed.length > 0) return this.changedNow(changed, at);
+
     const judged = this.changedAt === undefined || at - this.changedAt >= WINDOW_MS;
-    if (judged && this.levelNow < this.levels.length - 1 && this.droppedShare() > STEP_DOWN_PAST_DROPPED) {
-      return this.step(1, at);
+    const dropped = this.droppedShare();
+    if (judged && dropped > STEP_DOWN_PAST_DROPPED) {
+      const costliest = this.costliestAboveFloor(at, floors);
+      if (costliest !== undefined) {
+        move(costliest, this.streams.get(costliest)!.level + 1);
+        return this.changedNow(changed, at);
+      }
+      const detail = `${(dropped * 100).toFixed(1)} % of frames dropped within ${WINDOW_MS / 1000} s with each of ${this.streams.size} streams at its floor`;
+      return { changed, ...this.saturation(true, detail) };
     }
-    if (this.levelNow === 0) return false;
+    const saturation = judged ? this.saturation(false) : {};
     if (busyShare > HEAVIER_FITS_BELOW) {
       this.calmSince = undefined;
-      return false;
+      return { changed, ...saturation };
     }
     this.calmSince ??= since;
-    if (at - this.calmSince < this.calmMs) return false;
-    return this.step(-1, at);
+    const cheapest = at - this.calmSince >= this.calmMs ? this.cheapestBelowFull(at) : undefined;
+    if (cheapest === undefined) return { changed, ...saturation };
+    move(cheapest, this.streams.get(cheapest)!.level - 1);
+    return { ...this.changedNow(changed, at), ...saturation };
+  }
+
+  /** Each change is judged on its own: the drops and calm before it are forgotten. */
+  private changedNow(changed: EffortReview['changed'], at: number): EffortReview {
+    this.changedAt = at;
+    this.frames.clear();
+    this.calmSince = undefined;
+    return { changed };
+  }
+
+  private saturation(saturated: boolean, detail?: string): Pick<EffortReview, 'saturated'> {
+    if (saturated === this.saturated) return {};
+    this.saturated = saturated;
+    return { saturated: detail === undefined ? { saturated } : { saturated, detail } };
   }
 
   private droppedShare(): number {
     let offered = 0;
     let dropped = 0;
-    for (const second of this.seconds) {
+    for (const second of this.frames.values()) {
       offered += second.offered;
       dropped += second.dropped;
     }
     return offered === 0 ? 0 : dropped / offered;
   }
 
-  /** Each step is judged on its own: the drops and calm of the one before are forgotten. */
-  private step(by: 1 | -1, at: number): true {
-    this.levelNow += by;
-    this.changedAt = at;
-    this.seconds.length = 0;
-    this.calmSince = undefined;
-    return true;
+  /** The stream with the largest share of the thread's recent work that may still go a step lower. */
+  private costliestAboveFloor(at: number, floors: ReadonlyMap<number, number>): number | undefined {
+    let costliest: number | undefined;
+    let most = -1;
+    for (const [id, stream] of this.streams) {
+      if (stream.level >= floors.get(id)!) continue;
+      const work = stream.recentWork(at);
+      if (work > most) [costliest, most] = [id, work];
+    }
+    return costliest;
+  }
+
+  /** The stream below full effort with the smallest share of the thread's recent work; over-budget ones stay down. */
+  private cheapestBelowFull(at: number): number | undefined {
+    let cheapest: number | undefined;
+    let least = Infinity;
+    for (const [id, stream] of this.streams) {
+      if (stream.level === 0 || stream.overBudget) continue;
+      const work = stream.recentWork(at);
+      if (work < least) [cheapest, least] = [id, work];
+    }
+    return cheapest;
   }
 }

@@ -7,9 +7,11 @@ import { performance } from 'node:perf_hooks';
 import { workerData } from 'node:worker_threads';
 import type { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';
 import { loadAnalysisModels } from './analysis-models.ts';
+import { CpuShares } from '../models/cpu-shares.ts';
 import { threadPort } from '../models/stream-thread-body.ts';
+import { threadCpuSeconds } from '../models/thread-cpu.ts';
 import { FaceAnalyzer } from './analyzer.ts';
-import { FaceEffort } from './face-effort.ts';
+import { FACE_EFFORT_LADDER, FaceEffort, type Effort } from './face-effort.ts';
 
 export interface FaceThreadData {
   modelsDir: string;
@@ -19,9 +21,17 @@ export interface FaceThreadData {
 
 export type FaceRequest =
   | { type: 'open'; stream: number; session: string; fps: number }
-  | { type: 'frame'; stream: number; rgb: Uint8Array; width: number; height: number; second: number };
+  | { type: 'frame'; stream: number; rgb: Uint8Array; width: number; height: number; second: number }
+  /** The host's word on the stream's cost (FaceEffort.setOverBudget). */
+  | { type: 'budget'; stream: number; over: boolean };
 
-export type FaceReply = { type: 'face'; stream: number; row: FaceSecond } | { type: 'video'; stream: number; row: VideoSecond };
+export type FaceReply =
+  | { type: 'face'; stream: number; row: FaceSecond }
+  | { type: 'video'; stream: number; row: VideoSecond }
+  /** The stream is now analysed `level` steps below full effort, doing what `effort` says. */
+  | { type: 'effort'; stream: number; level: number; effort: Effort }
+  /** The thread's CPU seconds spent on the stream since its last such reply. */
+  | { type: 'cpu'; stream: number; seconds: number };
 
 const { modelsDir, effortCalmMs } = workerData as FaceThreadData;
 /**
@@ -35,6 +45,9 @@ setPriority(Math.min(19, getPriority() + FACE_THREAD_NICE_STEPS));
 const port = threadPort<FaceRequest, FaceReply>();
 const { faces: models } = await loadAnalysisModels(modelsDir, port.timer);
 const effort = new FaceEffort(effortCalmMs);
+// A stream's share of the thread's CPU is its share of the thread's work: the time of the model
+// calls that carried its frames and faces, each call split among them, and their preparation.
+const shares = new CpuShares(threadCpuSeconds, (stream, seconds) => port.post({ type: 'cpu', stream, seconds }));
 const EFFORT_REVIEW_MS = 1000;
 let loopBefore = performance.eventLoopUtilization();
 setInterval(() => {
@@ -43,19 +56,28 @@ setInterval(() => {
   // and waiting for a core.
   const busyShare = performance.eventLoopUtilization(loopNow, loopBefore).utilization;
   loopBefore = loopNow;
-  if (effort.review(busyShare)) port.post({ type: 'effort', level: effort.level, effort: { ...effort.current } });
+  const { changed, saturated } = effort.review(busyShare);
+  for (const { stream, level } of changed) {
+    if (analyzers.has(stream)) port.post({ type: 'effort', stream, level, effort: { ...FACE_EFFORT_LADDER[level]! } });
+  }
+  if (saturated) port.post({ type: 'saturated', ...saturated });
 }, EFFORT_REVIEW_MS).unref();
 const analyzers = new Map<number, FaceAnalyzer>();
 const failed = new Set<number>();
 
 function open(id: number, session: string, fps: number): void {
+  const streamEffort = effort.open(id);
   analyzers.set(
     id,
     new FaceAnalyzer({
       session,
       models,
       fps,
-      effort,
+      effort: streamEffort,
+      spent: (seconds) => {
+        streamEffort.worked(seconds);
+        shares.worked(id, seconds);
+      },
       onFaceSecond: (row) => port.post({ type: 'face', stream: id, row }),
       onVideoSecond: (row) => port.post({ type: 'video', stream: id, row }),
     }),
@@ -65,6 +87,7 @@ function open(id: number, session: string, fps: number): void {
 async function close(id: number, analyzer: FaceAnalyzer): Promise<void> {
   analyzers.delete(id);
   failed.delete(id);
+  effort.close(id);
   try {
     await analyzer.flush();
     port.post({ type: 'closed', stream: id });
@@ -78,6 +101,7 @@ port.serve((request) => {
   const analyzer = analyzers.get(request.stream);
   if (!analyzer) return;
   if (request.type === 'close') return void close(request.stream, analyzer);
+  if (request.type === 'budget') return effort.setOverBudget(request.stream, request.over);
   if (failed.has(request.stream)) return;
   try {
     // The newest frame wins: one waiting at most, the one it replaces counted as dropped.

@@ -26,6 +26,8 @@ interface OpenSecond {
   frames: number;
   faces: number;
   dropped: number;
+  /** The most steps below full effort any of its frames was analysed at. */
+  effort: number;
   tracks: Map<number, TrackSum>;
 }
 
@@ -38,10 +40,12 @@ export class SecondAggregator {
     private readonly rows: SecondRows,
   ) {}
 
-  addFrame(second: number, faces: readonly TrackedExpression[]): void {
+  /** `effort`: the steps below full effort the frame was analysed at (FaceEffort). */
+  addFrame(second: number, faces: readonly TrackedExpression[], effort = 0): void {
     this.emitBefore(second);
     const state = this.stateOf(Math.max(second, this.emittedThrough + 1));
     state.frames++;
+    state.effort = Math.max(state.effort, effort);
     state.faces = Math.max(state.faces, faces.length);
     for (const face of faces) {
       let sum = state.tracks.get(face.track);
@@ -67,7 +71,7 @@ export class SecondAggregator {
   private stateOf(second: number): OpenSecond {
     let state = this.open.get(second);
     if (!state) {
-      state = { frames: 0, faces: 0, dropped: 0, tracks: new Map() };
+      state = { frames: 0, faces: 0, dropped: 0, effort: 0, tracks: new Map() };
       this.open.set(second, state);
     }
     return state;
@@ -110,6 +114,7 @@ export class SecondAggregator {
       frames: state.frames,
       faces: state.faces,
       dropped: state.dropped + carriedDrops,
+      effort: state.effort,
     });
   }
 }

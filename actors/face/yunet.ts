@@ -93,7 +93,11 @@ interface DetectorInput {
   input: Float32Array;
   padW: number;
   padH: number;
+  spent?: WorkMeter;
 }
+
+/** Hears the thread's seconds of work on one request: its own preparation, its share of the model call. */
+export type WorkMeter = (seconds: number) => void;
 
 /** YuNet over every session of a host: frames of the same padded size go through the model together. */
 export class FaceDetector {
@@ -119,9 +123,14 @@ export class FaceDetector {
     return this.batcher.stats;
   }
 
-  /** `maxWidth`: this frame's detection width, when the face thread has reduced its effort (FaceEffort). */
-  async detectFaces(rgb: Uint8Array, width: number, height: number, maxWidth = this.maxWidth): Promise<Face[]> {
+  /**
+   * `maxWidth`: this frame's detection width, when the face thread has reduced its effort
+   * (FaceEffort); `spent`: hears this frame's share of the work (a batch's call split evenly
+   * among its frames, which are of one size).
+   */
+  async detectFaces(rgb: Uint8Array, width: number, height: number, maxWidth = this.maxWidth, spent?: WorkMeter): Promise<Face[]> {
     if (rgb.length < width * height * 3) throw new Error(`frame of ${rgb.length} bytes is smaller than ${width}x${height} RGB`);
+    const started = performance.now();
     const frame = { width, height };
     const size = detectionSize(frame, maxWidth);
     const padW = paddedSize(size.width);
@@ -133,7 +142,8 @@ export class FaceDetector {
       const input = buffer.subarray(0, values);
       if (size.width === width) toYunetInput(rgb, width, height, input, padW, padH);
       else toScaledYunetInput(rgb, frame, size, input, padW, padH);
-      const faces = await this.batcher.submit({ input, padW, padH });
+      spent?.((performance.now() - started) / 1000);
+      const faces = await this.batcher.submit({ input, padW, padH, spent });
       return size.width === width ? faces : toFramePixels(faces, size, frame);
     } finally {
       this.spareInputs.push(buffer);
@@ -144,16 +154,21 @@ export class FaceDetector {
     const { padW, padH } = group[0]!;
     const input = group.length === 1 ? group[0]!.input : concat(group.map((g) => g.input), group.length * 3 * padW * padH);
     const done = this.timer?.('face_detector');
+    const started = performance.now();
     const results = await this.model.run({ input: new ort.Tensor('float32', input, [group.length, 3, padH, padW]) });
+    const share = (performance.now() - started) / 1000 / group.length;
     done?.();
-    return group.map((_, frame) => {
+    return group.map(({ spent }, frame) => {
+      const decoding = performance.now();
       const outputs: Record<string, Float32Array> = {};
       for (const [name, tensor] of Object.entries(results)) {
         const data = tensor.data as Float32Array;
         const perFrame = data.length / group.length;
         outputs[name] = data.subarray(frame * perFrame, (frame + 1) * perFrame);
       }
-      return decodeYunet(outputs, padW, padH);
+      const faces = decodeYunet(outputs, padW, padH);
+      spent?.(share + (performance.now() - decoding) / 1000);
+      return faces;
     });
   }
 }

@@ -14,10 +14,10 @@ export type ControlReply =
   /** Durations of model calls since the last report, in seconds. */
   | { type: 'inference'; model: ModelName; seconds: number[] }
   /**
-   * The body changed how much work it puts into each request (the face thread: FaceEffort): now
-   * `level` steps below full, doing what `effort` says (for the log).
+   * The body can do no less per request and still falls behind (the face thread: FaceEffort,
+   * every stream at its floor), or no longer; `detail` says why, for the log.
    */
-  | { type: 'effort'; level: number; effort: Readonly<Record<string, number>> }
+  | { type: 'saturated'; saturated: boolean; detail?: string }
   | { type: 'closed'; stream: number; error?: string }
   /** The stream's analysis failed; it takes no more requests. */
   | { type: 'failed'; stream: number; error: string };
@@ -37,10 +37,10 @@ export interface ThreadObservers {
   /** Durations of the body's model calls, in seconds. */
   inference?(model: ModelName, seconds: number[]): void;
   /**
-   * The body now works `level` steps below full effort per request (0: full); a body (re)started
-   * says 0 once ready, as it starts at full effort. `effort`: what it does at that level.
+   * The body is saturated, or no longer (ControlReply); a body (re)started says false once
+   * ready, as it starts with no stream behind.
    */
-  effort?(level: number, effort?: Readonly<Record<string, number>>): void;
+  saturated?(saturated: boolean, detail?: string): void;
 }
 
 interface OpenStream<Reply> {
@@ -110,9 +110,9 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
       const { model, seconds } = reply as Extract<ControlReply, { type: 'inference' }>;
       return this.observers.inference?.(model, seconds);
     }
-    if (reply.type === 'effort') {
-      const { level, effort } = reply as Extract<ControlReply, { type: 'effort' }>;
-      return this.observers.effort?.(level, effort);
+    if (reply.type === 'saturated') {
+      const { saturated, detail } = reply as Extract<ControlReply, { type: 'saturated' }>;
+      return this.observers.saturated?.(saturated, detail);
     }
     const stream = this.streams.get((reply as Reply).stream);
     if (!stream) return;
@@ -133,7 +133,7 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
       worker.on('message', (reply: Reply | ControlReply) => {
         if (reply.type === 'ready') {
           resolve(worker);
-          this.observers.effort?.(0);
+          this.observers.saturated?.(false);
         }
         this.receive(reply);
       });

@@ -14,9 +14,10 @@ export const EMOTION_KEYS = [
 ] as const;
 export type EmotionKey = (typeof EMOTION_KEYS)[number];
 
-// Bounds of the columns the rows are stored in (UInt32, UInt16), so a value never wraps silently.
+// Bounds of the columns the rows are stored in (UInt32, UInt16, UInt8), so a value never wraps silently.
 const UINT32 = 4_294_967_295;
 const UINT16 = 65_535;
+const UINT8 = 255;
 const Second = Type.Integer({ minimum: 0, maximum: UINT32 });
 const Count16 = (minimum: number) => Type.Integer({ minimum, maximum: UINT16 });
 const Probability = Type.Number({ minimum: 0, maximum: 1 });
@@ -72,6 +73,12 @@ export const VideoSecond = Type.Object({
   faces: Count16(0),
   /** Frames the face actor dropped in that second because it was behind. */
   dropped: Count16(0),
+  /**
+   * Steps below full face effort its frames were analysed at, the most of any frame
+   * (actors/face/face-effort.ts, FACE_EFFORT_LADDER): 0 at full effort. Optional so rows of
+   * publishers older than it are still stored (as 0).
+   */
+  effort: Type.Optional(Type.Integer({ minimum: 0, maximum: UINT8 })),
 });
 export type VideoSecond = Static<typeof VideoSecond>;
 

@@ -36,8 +36,8 @@ test('a happy face gives exaltation rows; frames offered while busy replace each
   await instance.flush();
 
   assert.equal(videos, [
-    { session: SESSION, second: 0, frames: 2, faces: 1, dropped: 1 },
-    { session: SESSION, second: 1, frames: 1, faces: 1, dropped: 0 },
+    { session: SESSION, second: 0, frames: 2, faces: 1, dropped: 1, effort: 0 },
+    { session: SESSION, second: 1, frames: 1, faces: 1, dropped: 0, effort: 0 },
   ]);
   assert.equal(faces.map((row) => [row.second, row.frames, row.dominant]), [
     [0, 2, 'exaltation'],
@@ -81,6 +81,36 @@ test('classified on every 2nd frame: the classifier sees half the frames, and ev
   assert.equal(half.faces.map((row) => [row.second, row.frames, row.dominant]), every.faces.map((row) => [row.second, row.frames, row.dominant]));
   // The same still photo every frame: the held answers are the ones that would have been measured.
   half.faces.forEach((row, i) => row.probabilities.forEach((p, c) => assert.ok(Math.abs(p - every.faces[i]!.probabilities[c]!) < 1e-5)));
+});
+
+test('the stream effort: rows say its level, it hears the tracked faces\' widths, and the work is metered', async () => {
+  const photo = loadPhoto('happy');
+  const widths: number[][] = [];
+  let spent = 0;
+  const videos: VideoSecond[] = [];
+  const effort = {
+    current: { detectionWidth: 320, classifyEvery: 2 },
+    level: 2,
+    offered: () => {},
+    tracked: (faces: readonly number[], frame: { width: number }) => {
+      assert.is(frame.width, photo.width);
+      widths.push([...faces]);
+    },
+  };
+  const instance = new FaceAnalyzer({
+    session: SESSION, models, effort, fps: 4, spent: (seconds) => (spent += seconds),
+    onFaceSecond: () => {}, onVideoSecond: (row) => videos.push(row),
+  });
+  for (let i = 0; i < 4; i++) {
+    instance.offer({ ...photo, second: 0 });
+    await instance.idle();
+  }
+  await instance.flush();
+  assert.equal(videos.map((row) => [row.frames, row.faces, row.effort]), [[4, 1, 2]]);
+  assert.is(widths.length, 4);
+  const [[width]] = widths as [[number]];
+  assert.ok(width > photo.width / 5 && width < photo.width, `the face's width in frame pixels (${width} of ${photo.width})`);
+  assert.ok(spent > 0, 'the model calls are metered');
 });
 
 test('a failed analysis surfaces on flush and on the next offer', async () => {

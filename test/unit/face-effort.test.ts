@@ -1,97 +1,185 @@
+// The face effort policy per stream (actors/face/face-effort.ts), on a fake clock: which stream
+// is lowered when the thread drops frames, how far, when it goes back up, and when the thread
+// says it is saturated.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { FACE_EFFORT_LADDER, FaceEffort } from '../../actors/face/face-effort.ts';
+import { FACE_EFFORT_LADDER, FaceEffort, MIN_DETECTABLE_FACE_PX, type EffortReview, type StreamEffort } from '../../actors/face/face-effort.ts';
 
 const [FULL, REDUCED, LEAST] = FACE_EFFORT_LADDER;
 /** FACE_EFFORT_CALM_SECONDS's default. */
 const CALM_MS = 20_000;
+/** The ingest's analysis frame of a 1280x720 stream. */
+const FRAME = { width: 640, height: 360 };
+/** Faces of ~30 px in 1280x720: 15 px in the analysis frame, 11.25 px at 480, 7.5 px at 320. */
+const SMALL_FACE = 15;
+const LARGE_FACE = 80;
 
-function clock(start = 1_000_000) {
-  let now = start;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
+interface Load {
+  frames: number;
+  dropped: number;
+  /** Seconds of the thread's work the stream cost in the second. */
+  work: number;
+  faces: number[];
 }
 
-/** One second of a thread offered `frames` frames, `dropped` of them replacing a waiting one; then the review. */
-function second(effort: FaceEffort, time: ReturnType<typeof clock>, frames: number, dropped: number, busyShare: number): boolean {
-  for (let i = 0; i < frames; i++) effort.offered(i < dropped);
-  time.advance(1000);
-  return effort.review(busyShare);
+function setUp() {
+  let now = 1_000_000;
+  const policy = new FaceEffort(CALM_MS, () => now);
+  const streams = new Map<number, StreamEffort>();
+  const open = (id: number) => streams.set(id, policy.open(id)).get(id)!;
+  /** One second: each stream's frames and work as `load` says, then the review. */
+  const second = (load: Record<number, Partial<Load>>, busyShare = 1): EffortReview => {
+    for (const [id, stream] of streams) {
+      const { frames = 16, dropped = 0, work = 0.1, faces = [LARGE_FACE] } = load[id] ?? {};
+      for (let i = 0; i < frames; i++) {
+        stream.offered(i < dropped);
+        if (i >= dropped) stream.tracked(faces, FRAME);
+      }
+      stream.worked(work);
+    }
+    now += 1000;
+    return policy.review(busyShare);
+  };
+  const levels = () => [...streams.values()].map((stream) => stream.level);
+  return { policy, open, second, levels };
 }
 
-test('a thread that keeps up stays at full effort, however busy', () => {
-  const time = clock();
-  const effort = new FaceEffort(CALM_MS, time.now);
-  for (let s = 0; s < 30; s++) assert.is(second(effort, time, 64, 0, 0.95), false);
-  assert.equal(effort.current, FULL);
-  assert.is(effort.level, 0);
+test('the figure the floor keeps is the measured one', () => {
+  assert.is(MIN_DETECTABLE_FACE_PX, 11, 'ops/bench/README-small-faces.md, "The smallest face a step keeps"');
 });
 
-test('more than 1 % of frames dropped within 5 s reduces the effort; 1 % does not', () => {
-  const time = clock();
-  const effort = new FaceEffort(CALM_MS, time.now);
-  for (let s = 0; s < 5; s++) assert.is(second(effort, time, 64, s === 4 ? 3 : 0, 0.9), false, '3 of 320 frames is under 1 %');
-  assert.is(effort.level, 0);
-  assert.is(second(effort, time, 64, 2, 0.9), true, '5 of 320 is over it');
-  assert.equal(effort.current, REDUCED);
-  assert.is(effort.level, 1);
+test('a thread that keeps up leaves every stream at full effort, however busy', () => {
+  const { open, second, levels } = setUp();
+  open(0);
+  open(1);
+  for (let s = 0; s < 30; s++) assert.equal(second({}, 0.95), { changed: [] });
+  assert.equal(levels(), [0, 0]);
 });
 
-test('each step is judged on 5 s of its own frames before the next step down', () => {
-  const time = clock();
-  const effort = new FaceEffort(CALM_MS, time.now);
-  assert.is(second(effort, time, 64, 10, 1), true);
-  for (let s = 1; s < 5; s++) assert.is(second(effort, time, 64, 10, 1), false, `${s} s at the first step: frames waiting from full effort`);
-  assert.is(effort.level, 1);
-  assert.is(second(effort, time, 64, 0, 1), true, '40 of 320 dropped at the first step: the second one');
-  assert.equal(effort.current, LEAST);
-  for (let s = 0; s < 10; s++) assert.is(second(effort, time, 64, 32, 1), false, 'nothing lighter: frames are dropped');
-  assert.is(effort.level, 2);
+test('past 1 % of frames dropped within 5 s the most expensive stream goes a step down, and only it', () => {
+  const { open, second, levels } = setUp();
+  const cheap = open(0);
+  open(1);
+  for (let s = 0; s < 4; s++) assert.equal(second({ 0: { work: 0.05 }, 1: { work: 0.5 } }).changed, []);
+  assert.equal(second({ 0: { work: 0.05, dropped: 1 }, 1: { work: 0.5 } }).changed, [], '1 of 160 frames is under 1 %');
+  assert.equal(second({ 0: { work: 0.05, dropped: 1 }, 1: { work: 0.5 } }).changed, [{ stream: 1, level: 1 }], '2 of 160 is over it');
+  assert.equal(levels(), [0, 1]);
+  assert.equal(cheap.current, FULL);
 });
 
-test('a lighter step goes back up after 20 s without drops and with the thread idle half the time', () => {
-  const time = clock();
-  const effort = new FaceEffort(CALM_MS, time.now);
-  second(effort, time, 64, 10, 1);
-  assert.is(effort.level, 1);
-  for (let s = 0; s < 30; s++) assert.is(second(effort, time, 64, 0, 0.6), false, 'busy 60 % of the time: full effort might not fit');
-  for (let s = 1; s < 20; s++) assert.is(second(effort, time, 64, 0, 0.4), false, `${s} s calm`);
-  assert.is(second(effort, time, 64, 0, 0.4), true);
-  assert.equal(effort.current, FULL);
+test('each step is judged on 5 s of its own frames; the next goes to the costliest stream still above its floor', () => {
+  const { open, second, levels } = setUp();
+  open(0);
+  open(1);
+  const heavy = { 0: { work: 0.1, dropped: 2 }, 1: { work: 0.6, dropped: 2 } };
+  assert.equal(second(heavy).changed, [{ stream: 1, level: 1 }]);
+  for (let s = 1; s < 5; s++) assert.equal(second(heavy).changed, [], `${s} s at the new step: frames waiting from the old one`);
+  assert.equal(second(heavy).changed, [{ stream: 1, level: 2 }], 'still the costliest');
+  assert.equal(levels(), [0, 2]);
+  for (let s = 1; s < 5; s++) second(heavy);
+  assert.equal(second(heavy).changed, [{ stream: 0, level: 1 }], 'the costliest is at the last step: the next one');
 });
 
-test('back up one step at a time, 20 s of calm each', () => {
-  const time = clock();
-  const effort = new FaceEffort(CALM_MS, time.now);
-  for (let s = 0; s < 6; s++) second(effort, time, 64, 10, 1);
-  assert.is(effort.level, 2);
-  for (let s = 1; s < 20; s++) second(effort, time, 64, 0, 0.3);
-  assert.is(second(effort, time, 64, 0, 0.3), true);
-  assert.equal(effort.current, REDUCED);
-  for (let s = 1; s < 20; s++) assert.is(second(effort, time, 64, 0, 0.3), false, `${s} s calm at the first step`);
-  assert.is(second(effort, time, 64, 0, 0.3), true);
-  assert.equal(effort.current, FULL);
+test('a stream is never lowered below the step its smallest tracked face needs', () => {
+  const { open, second, levels } = setUp();
+  const small = open(0);
+  open(1);
+  // Four faces 15 px wide: 11.25 px at 480 still found, 7.5 px at 320 not.
+  const load = { 0: { work: 0.8, dropped: 3, faces: [SMALL_FACE, 16, 18, 20] }, 1: { work: 0.1, dropped: 3 } };
+  const changes: EffortReview['changed'] = [];
+  for (let s = 0; s < 40; s++) changes.push(...second(load).changed);
+  assert.equal(changes, [{ stream: 0, level: 1 }, { stream: 1, level: 1 }, { stream: 1, level: 2 }]);
+  assert.equal(small.current, REDUCED, 'the small faces stay at 480 px');
+  assert.equal(levels(), [1, 2]);
 });
 
-test('a dropped frame or a busy second starts the 20 s again', () => {
-  const time = clock();
-  const effort = new FaceEffort(CALM_MS, time.now);
-  second(effort, time, 64, 10, 1);
-  for (let s = 0; s < 15; s++) second(effort, time, 64, 0, 0.3);
-  second(effort, time, 64, 1, 0.3);
-  for (let s = 0; s < 15; s++) second(effort, time, 64, 0, 0.3);
-  second(effort, time, 64, 0, 0.7);
-  for (let s = 1; s < 20; s++) assert.is(second(effort, time, 64, 0, 0.3), false);
-  assert.is(second(effort, time, 64, 0, 0.3), true);
+test('only once every stream is at its floor and frames are still dropped is the thread saturated, and says so once', () => {
+  const { open, second } = setUp();
+  open(0);
+  open(1);
+  const load = { 0: { work: 0.5, dropped: 4, faces: [SMALL_FACE] }, 1: { work: 0.3, dropped: 4, faces: [12] } };
+  const saturations: EffortReview['saturated'][] = [];
+  let atFloor = -1;
+  for (let s = 0; s < 30; s++) {
+    const review = second(load);
+    if (review.saturated) saturations.push(review.saturated);
+    if (review.changed.length > 0) atFloor = s;
+    assert.ok(!review.saturated?.saturated || s >= atFloor + 5, 'not before the last step has been judged');
+  }
+  // 12 px faces: below the minimum at 480 already, so that stream stays at full effort.
+  assert.equal(saturations.length, 1);
+  assert.is(saturations[0]!.saturated, true);
+  assert.match(saturations[0]!.detail!, /5\.0 % of frames dropped within 5 s with each of 2 streams at its floor/);
+  for (let s = 0; s < 4; s++) assert.equal(second({ 0: { faces: [SMALL_FACE] }, 1: { faces: [12] } }).saturated, undefined, 'the window still holds drops');
+  assert.equal(second({ 0: { faces: [SMALL_FACE] }, 1: { faces: [12] } }).saturated, { saturated: false });
 });
 
-test('back at full effort, the drops that caused the step down are forgotten', () => {
-  const time = clock();
-  const effort = new FaceEffort(CALM_MS, time.now);
-  second(effort, time, 64, 10, 1);
-  for (let s = 0; s < 20; s++) second(effort, time, 64, 0, 0.3);
-  assert.is(effort.level, 0);
-  assert.is(second(effort, time, 64, 0, 0.9), false);
-  assert.is(second(effort, time, 64, 1, 0.9), false, '1 of 128 is under 1 %');
+test('a stream over its budget goes down first, a step a review to its floor, even when nothing is dropped', () => {
+  const { policy, open, second, levels } = setUp();
+  open(0);
+  open(1);
+  policy.setOverBudget(0, true);
+  assert.equal(second({ 0: { work: 0.1 }, 1: { work: 0.7 } }).changed, [{ stream: 0, level: 1 }]);
+  assert.equal(second({ 0: { work: 0.1 }, 1: { work: 0.7, dropped: 5 } }).changed, [{ stream: 0, level: 2 }], 'before the costlier stream');
+  for (let s = 0; s < 4; s++) assert.equal(second({ 1: { work: 0.7, dropped: 5 } }).changed, []);
+  assert.equal(second({ 1: { work: 0.7, dropped: 5 } }).changed, [{ stream: 1, level: 1 }], 'at its floor: the others in turn');
+  policy.setOverBudget(0, false);
+  const calm = { 0: { work: 0.05 }, 1: { work: 0.7 } };
+  for (let s = 0; s < CALM_MS / 1000 - 1; s++) second(calm, 0.3);
+  assert.equal(second(calm, 0.3).changed, [{ stream: 0, level: 1 }], 'back within its budget: up again, the cheaper stream first');
+  assert.equal(levels(), [1, 1]);
+});
+
+test('an over-budget stream stops at its floor', () => {
+  const { policy, open, second, levels } = setUp();
+  open(0);
+  policy.setOverBudget(0, true);
+  for (let s = 0; s < 10; s++) second({ 0: { faces: [SMALL_FACE] } }, 0.2);
+  assert.equal(levels(), [1]);
+});
+
+test('back up one stream and one step at a time, after 20 s without drops and with the thread idle half the time', () => {
+  const { open, second, levels } = setUp();
+  open(0);
+  open(1);
+  const heavy = { 0: { work: 0.5, dropped: 4, faces: [SMALL_FACE] }, 1: { work: 0.3, dropped: 4 } };
+  for (let s = 0; s < 6; s++) second(heavy);
+  assert.equal(levels(), [1, 1]);
+  const calm = { 0: { work: 0.5, faces: [SMALL_FACE] }, 1: { work: 0.3 } };
+  for (let s = 0; s < 30; s++) assert.equal(second(calm, 0.6).changed, [], 'busy 60 % of the time: more might not fit');
+  for (let s = 1; s < 20; s++) assert.equal(second(calm, 0.4).changed, [], `${s} s calm`);
+  assert.equal(second(calm, 0.4).changed, [{ stream: 1, level: 0 }], 'the cheaper stream first');
+  second(calm, 0.7);
+  for (let s = 1; s < 20; s++) assert.equal(second(calm, 0.4).changed, [], 'each step waits 20 s of calm of its own; a busy second starts them again');
+  assert.equal(second(calm, 0.4).changed, [{ stream: 0, level: 0 }]);
+  assert.equal(levels(), [0, 0]);
+});
+
+test('a stream whose faces became too small for its step goes back up to its floor at once', () => {
+  const { open, second, levels } = setUp();
+  const stream = open(0);
+  for (let s = 0; s < 12; s++) second({ 0: { dropped: 4 } });
+  assert.equal(stream.current, LEAST);
+  assert.equal(second({ 0: { faces: [SMALL_FACE] } }).changed, [{ stream: 0, level: 1 }]);
+  assert.equal(levels(), [1]);
+});
+
+test('the floor remembers the smallest face for 30 s', () => {
+  const { open, second, levels } = setUp();
+  open(0);
+  assert.equal(second({ 0: { faces: [SMALL_FACE], dropped: 4 } }).changed, [{ stream: 0, level: 1 }]);
+  let lowered = -1;
+  for (let s = 1; s < 40 && lowered < 0; s++) if (second({ 0: { faces: [], dropped: 4 } }).changed.length > 0) lowered = s;
+  assert.is(lowered, 30, 'the step to 320 px once the small face is 30 s old');
+  assert.equal(levels(), [2]);
+});
+
+test('a closed stream leaves the policy', () => {
+  const { policy, open, second } = setUp();
+  open(0);
+  open(1);
+  policy.close(1);
+  assert.equal(second({ 0: { work: 0.1, dropped: 4 } }).changed, [{ stream: 0, level: 1 }]);
 });
 
 test.run();

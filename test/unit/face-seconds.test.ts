@@ -44,7 +44,7 @@ test('per track and second: mean probabilities, argmax, frame count', () => {
   assert.is(track1.frames, 1);
   assert.is(track1.dominant, 'impact');
   assert.equal(track1.probabilities, surprisedish);
-  assert.equal(videos, [{ session: SESSION, second: 0, frames: 2, faces: 2, dropped: 1 }]);
+  assert.equal(videos, [{ session: SESSION, second: 0, frames: 2, faces: 2, dropped: 1, effort: 0 }]);
   for (const row of faces) assert.ok(Value.Check(FaceSecond, row));
   for (const row of videos) assert.ok(Value.Check(VideoSecond, row));
 });
@@ -56,12 +56,32 @@ test('a second with analysed frames but no face still gives a VideoSecond; flush
   aggregator.addFrame(7, [{ track: 3, probabilities: neutralish }]);
   aggregator.flush();
   assert.equal(videos, [
-    { session: SESSION, second: 5, frames: 2, faces: 0, dropped: 0 },
-    { session: SESSION, second: 7, frames: 1, faces: 1, dropped: 0 },
+    { session: SESSION, second: 5, frames: 2, faces: 0, dropped: 0, effort: 0 },
+    { session: SESSION, second: 7, frames: 1, faces: 1, dropped: 0, effort: 0 },
   ]);
   assert.equal(faces.map((row) => [row.second, row.track, row.dominant]), [[7, 3, 'focus']]);
   aggregator.flush();
   assert.is(videos.length, 2, 'nothing is emitted twice');
+});
+
+test('a second says the most steps below full effort any of its frames was analysed at', () => {
+  const { aggregator, videos } = collect();
+  aggregator.addFrame(0, [], 0);
+  aggregator.addFrame(0, [], 2);
+  aggregator.addFrame(0, [], 1);
+  aggregator.addFrame(1, [], 1);
+  aggregator.addFrame(2, []);
+  aggregator.flush();
+  assert.equal(videos.map((row) => [row.second, row.effort]), [[0, 2], [1, 1], [2, 0]]);
+  for (const row of videos) assert.ok(Value.Check(VideoSecond, row));
+});
+
+test('a row of a publisher older than the effort field still validates; one out of range does not', () => {
+  const row = { session: SESSION, second: 0, frames: 1, faces: 0, dropped: 0 };
+  assert.ok(Value.Check(VideoSecond, row));
+  assert.not.ok(Value.Check(VideoSecond, { ...row, effort: -1 }));
+  assert.not.ok(Value.Check(VideoSecond, { ...row, effort: 1.5 }));
+  assert.not.ok(Value.Check(VideoSecond, { ...row, effort: 256 }));
 });
 
 test('drops of a second with nothing analysed are reported with the next analysed second', () => {
