@@ -27,8 +27,7 @@ const MIN_SAMPLES = SAMPLE_RATE / 10;
 export type Feeds = Record<string, ort.Tensor>;
 
 export interface Transcriber {
-  /** `spent`: told the CPU seconds the transcription took, where they are measured. */
-  transcribe(samples: Float32Array, spent?: (cpuSeconds: number) => void): Promise<string>;
+  transcribe(samples: Float32Array): Promise<string>;
 }
 
 export class SpeechToText implements Transcriber {

@@ -10,7 +10,6 @@ const MEDIA_HEAVY = [
   'integration/transcript-sentiment.test.ts',
   'integration/face-effort.test.ts',
   'integration/dashboard.test.ts',
-  'integration/demo-first-run.test.ts',
 ];
 
 /**
