@@ -388,6 +388,7 @@ function summarise(bench: Bench, n: number, window: ServiceWindow, floor: Capaci
     else failures.push({ session: session.name, stage: 'window', reason: `worker ${before?.workerState ?? 'unreadable'} at the start, ${after?.workerState ?? 'unreadable'} at the end${after?.ended ? ` (${after.ended})` : ''}` });
   }
   const mediaPerWall = measured.map(({ before, after }) => (after.mediaSeconds - before.mediaSeconds) / ((after.healthCheckAt - before.healthCheckAt) / 1000));
+  const sessionCores = measured.flatMap(({ after }) => (after.cpuCores === undefined ? [] : [after.cpuCores]));
 
   const delta = (name: keyof HostCounters) => end.counters[name] - start.counters[name];
   const sessionSeconds = window.sessions.length * used.wallSeconds;
@@ -415,6 +416,7 @@ function summarise(bench: Bench, n: number, window: ServiceWindow, floor: Capaci
     rowsPublishedPerSecond: delta('rowsPublished') / used.wallSeconds,
     latency: Object.fromEntries(LATENCY_KINDS.map((kind) => [kind, spreadOf(latencies[kind])])) as CapacityResult['latency'],
     mediaPerWall: { min: mediaPerWall.length ? Math.min(...mediaPerWall) : NaN, mean: mediaPerWall.length ? mean(mediaPerWall) : NaN },
+    sessionCores: { min: sessionCores.length ? Math.min(...sessionCores) : NaN, mean: sessionCores.length ? mean(sessionCores) : NaN, max: sessionCores.length ? Math.max(...sessionCores) : NaN },
     facesPerSecond: bench.rows.meanFaces(start.at, end.at),
     loadAverage: loadavg()[0]!,
   };

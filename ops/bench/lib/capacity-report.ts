@@ -59,6 +59,8 @@ export interface CapacityResult {
   latency: Record<LatencyKind, Spread>;
   /** Media received per second of wall clock, over the window, per session. */
   mediaPerWall: { min: number; mean: number };
+  /** Each measured session's own cost as its host measured it (meta.cpuCores at the window's end), in cores. */
+  sessionCores: { min: number; mean: number; max: number };
   /** Mean faces per analysed second: the clip shows four. */
   facesPerSecond: number;
   loadAverage: number;
@@ -95,7 +97,7 @@ function mainRow(result: CapacityResult): string[] {
 
 const SIDE_HEADER = [
   'sessions', 'start s', 'publishers (cores, not in total)', 'other work on the machine (cores)', 'bench process (cores)', 'load average (1 min)',
-  'faces per analysed second', 'face effort reductions', 'face detector calls/s', 'face models (cores)', 'speech segments dropped', 'audio shed s', 'transcription cores: tiny / base',
+  'faces per analysed second', 'session cost min / mean / max (cores)', 'face effort reductions', 'face detector calls/s', 'face models (cores)', 'speech segments dropped', 'audio shed s', 'transcription cores: tiny / base',
   'rows published/s', 'rows timed (audio/video/face/speech)',
 ];
 
@@ -108,6 +110,7 @@ function sideRow(result: CapacityResult): string[] {
     cores(result.benchCores),
     fixed(result.loadAverage, 1),
     fixed(result.facesPerSecond, 2),
+    `${fixed(result.sessionCores.min, 3)} / ${fixed(result.sessionCores.mean, 3)} / ${fixed(result.sessionCores.max, 3)}`,
     String(result.faceEffortReductions),
     fixed(result.face.detectorCallsPerSecond, 1),
     cores(result.face.modelCores),

@@ -21,6 +21,8 @@ export interface SessionReading {
   healthCheckAt: number;
   /** Why the worker ended, once it has (stop reason and failure). */
   ended?: string;
+  /** What the session costs its host, in cores over the last 10 s (meta.cpuCores), once measured. */
+  cpuCores?: number;
 }
 
 const POLL_MS = 500;
@@ -87,7 +89,7 @@ export async function readSessions(services: Services, sessions: OpenSession[]):
     if (reply?.status !== 200) return [session.id, undefined] as const;
     const { meta } = reply.body;
     const ended = [meta.stopReason, meta.failure].filter(Boolean).join(': ') || undefined;
-    const reading: SessionReading = { workerState: meta.workerState, mediaSeconds: meta.mediaSeconds, healthCheckAt: Date.parse(meta.healthCheck), ended };
+    const reading: SessionReading = { workerState: meta.workerState, mediaSeconds: meta.mediaSeconds, healthCheckAt: Date.parse(meta.healthCheck), ended, cpuCores: meta.cpuCores };
     return [session.id, reading] as const;
   }));
   return new Map(readings);
