@@ -184,6 +184,12 @@ export const MIGRATIONS: Migration[] = [
           ENGINE = Distributed(${schema.cluster}, system, clusters)`]
       : [],
   },
+  {
+    // Per video second, the steps below full face effort it was analysed at
+    // (actors/face/face-effort.ts); rows from before read 0, full effort, as they were.
+    id: 6,
+    statements: (schema) => schema.alter({ name: 'video_seconds', shardBy: bySession }, 'ADD COLUMN effort UInt8'),
+  },
 ];
 
 /**

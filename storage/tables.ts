@@ -29,7 +29,8 @@ const toColumns: { [K in RowKind]: { table: string; columns(row: never): Columns
   },
   video: {
     table: 'video_seconds',
-    columns: (row: VideoSecond) => ({ ...row, day: sessionDay(row.session) }),
+    // A row of a publisher older than `effort` was analysed at full effort.
+    columns: (row: VideoSecond) => ({ ...row, effort: row.effort ?? 0, day: sessionDay(row.session) }),
   },
   face: {
     table: 'face_seconds',

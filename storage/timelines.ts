@@ -121,18 +121,26 @@ export async function emotionsTimeline(client: ClickHouseClient, window: Window)
        WHERE ${secondsFilter(window)}
        GROUP BY bucket`,
     ),
-    queryRows<{ bucket: number }>(
+    queryRows<{ bucket: number; reduced: number }>(
       client,
-      `SELECT DISTINCT ${bucketExpression('second', window)} AS bucket
+      `SELECT ${bucketExpression('second', window)} AS bucket, countIf(effort > 0) AS reduced
        FROM video_seconds FINAL
-       WHERE ${secondsFilter(window)}`,
+       WHERE ${secondsFilter(window)}
+       GROUP BY bucket`,
     ),
   ]);
   const byBucket = new Map(faces.map((row) => [Number(row.bucket), row]));
-  const buckets = new Set([...analysed.map((row) => Number(row.bucket)), ...byBucket.keys()]);
+  const reducedBy = new Map(analysed.map((row) => [Number(row.bucket), Number(row.reduced)]));
+  const buckets = new Set([...reducedBy.keys(), ...byBucket.keys()]);
   return [...buckets]
     .sort((a, b) => a - b)
-    .map((bucket) => emotionsEntry(intervalOf(window, bucket), byBucket.get(bucket)));
+    .map((bucket) => {
+      const entry = emotionsEntry(intervalOf(window, bucket), byBucket.get(bucket));
+      // Only where the face thread did less for the stream (face-effort.ts): an entry of full
+      // effort keeps the spec's shape.
+      const reduced = reducedBy.get(bucket) ?? 0;
+      return reduced > 0 ? { ...entry, reducedEffortSeconds: reduced } : entry;
+    });
 }
 
 /** The entry of one interval, exactly as the metric definitions say; no row means no face. */

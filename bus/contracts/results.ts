@@ -41,6 +41,8 @@ export const EmotionsEntry = Type.Object({
   end: Type.Number(),
   detectedFaces: Type.Integer(),
   emotions: Type.Object(Object.fromEntries(EMOTION_KEYS.map((key) => [key, EmotionStats]))),
+  /** Analysed seconds of the interval whose faces were read with reduced effort; absent when none (docs/api.md). */
+  reducedEffortSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type EmotionsEntry = Static<typeof EmotionsEntry>;
 

@@ -39,7 +39,11 @@ test.before(async () => {
   clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   // Seconds 0-9 analysed; faces: track 1 happy in 0-5, track 2 sad in 2-3 and surprised in 6;
   // seconds 7-9 video without faces; nothing at all from 10 to 19; audio in 20-24.
-  await insert('video', Array.from({ length: 10 }, (_, second) => ({ session, second, frames: 4, faces: 0, dropped: 0 })));
+  // Faces read with reduced effort in 6, 8 and 9; 0-5 from a publisher older than the field.
+  const effort: Record<number, number> = { 6: 1, 7: 0, 8: 1, 9: 2 };
+  const video = (second: number) => ({ session, second, frames: 4, faces: 0, dropped: 0, ...(second in effort && { effort: effort[second] }) });
+  await insert('video', Array.from({ length: 10 }, (_, second) => video(second)));
+  await insert('video', [video(9)]);
   const face = (second: number, track: number, key: EmotionKey, p: number) => ({
     session, second, track, probabilities: probabilities(key, p), dominant: key, frames: 4,
   });
@@ -97,6 +101,14 @@ test('emotions: detectedFaces, people, quantity and intensity per interval', asy
   // 5-9: track 1 happy at 5, track 2 surprised at 6; 7-9 analysed without faces.
   assert.equal(second!.emotions.impact, { people: 1, quantity: 0.5, intensity: 0.7 });
   assert.equal(second!.emotions.exaltation, { people: 1, quantity: 0.5, intensity: 0.9 });
+});
+
+test('emotions: reducedEffortSeconds counts the analysed seconds read with reduced effort, absent where there were none', async () => {
+  const timeline = await emotionsTimeline(clickhouse, { session, granularity: 5, start: 0, end: 25 });
+  assert.equal(timeline.map((e) => [e.start, e.reducedEffortSeconds]), [[0, undefined], [5, 3]]);
+  assert.not.ok('reducedEffortSeconds' in timeline[0]!, 'an interval at full effort keeps the spec\'s fields');
+  const fine = await emotionsTimeline(clickhouse, { session, granularity: 3, start: 6, end: 12 });
+  assert.equal(fine.map((e) => [e.start, e.reducedEffortSeconds]), [[6, 2], [9, 1]], 'the row of second 9 stored twice counts once');
 });
 
 test('emotions: an interval with video and no face is zeros; one without video is omitted', async () => {

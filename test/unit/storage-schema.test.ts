@@ -3,6 +3,7 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { alterQuery, Schema } from '../../storage/schema.ts';
+import { MIGRATIONS } from '../../storage/migrations.ts';
 
 const table = { name: 'audio_seconds', shardBy: 'cityHash64(session)' };
 
@@ -29,6 +30,18 @@ test('on a cluster a deletion is of the local table, ON CLUSTER only when writte
   assert.equal(deletion, { database: 'emotions', table: 'video_seconds_local', clause: "DELETE WHERE session = 'a'" });
   assert.is(schema.onEveryNode(deletion), "ALTER TABLE emotions.video_seconds_local ON CLUSTER emo DELETE WHERE session = 'a'");
   assert.is(alterQuery(deletion), "ALTER TABLE emotions.video_seconds_local DELETE WHERE session = 'a'", 'as sent to one replica of a shard');
+});
+
+test('the face effort column is added to video_seconds as the prosody columns were: the table, or its local tables and Distributed table', () => {
+  const migration = MIGRATIONS.find((m) => m.id === 6)!;
+  assert.equal(migration.statements(new Schema('emotions')), [
+    { database: 'emotions', table: 'video_seconds', clause: 'ADD COLUMN effort UInt8' },
+  ]);
+  const [change, drop, create, ...rest] = migration.statements(new Schema('emotions', 'emo'));
+  assert.equal(change, { database: 'emotions', table: 'video_seconds_local', clause: 'ADD COLUMN effort UInt8' });
+  assert.is(drop, 'DROP TABLE IF EXISTS emotions.video_seconds ON CLUSTER emo');
+  assert.match(String(create), /ENGINE = Distributed\(emo, emotions, video_seconds_local, cityHash64\(session\)\)$/);
+  assert.equal(rest, []);
 });
 
 test.run();
