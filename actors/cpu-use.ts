@@ -2,9 +2,7 @@
 // threads included) and its decoders (ffmpeg, ffprobe: child processes, read from /proc).
 // This is what a session costs once it runs; a new one is covered by a reservation until then.
 import { readFile, readdir } from 'node:fs/promises';
-
-/** Linux's USER_HZ: /proc reports CPU time in these ticks. */
-const TICKS_PER_SECOND = 100;
+import { statCpuSeconds } from './proc-stat.ts';
 
 interface Sample {
   at: number;
@@ -48,10 +46,7 @@ async function childCpuSeconds(): Promise<Map<number, number>> {
   await Promise.all(
     pids.map(async (pid) => {
       const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-      if (!stat) return;
-      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
+      if (stat) cpu.set(pid, statCpuSeconds(stat));
     }),
   );
   return cpu;

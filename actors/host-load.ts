@@ -1,94 +1,102 @@
-// Whether the host is keeping up with the sessions it runs, from what their workers report:
-// face frames analysed and dropped, audio shed, speech dropped or waiting long for transcription.
-// A host that is behind takes no new session, even below HOST_CAPACITY, so that a busy machine
-// answers 503 (or leaves a new session to another host) before its sessions degrade further.
+// Whether the host's shared analysis threads keep up with the sessions it runs. A host that is
+// behind takes no new session, even below HOST_CAPACITY and with cores to spare by measure, so
+// that a full machine answers 503 (or leaves a new session to another host) before its sessions
+// degrade further.
+//
+// Only what is the host's, not one session's, can make it behind: one stream shedding its own
+// audio, dropping its own speech or costing more than its budget is that session's matter (its
+// own effort is lowered, host.ts), and a session still warming up (not yet measured for a whole
+// window) is covered by its reservation (host-room.ts). So the signals are:
+// - the face thread saturated: dropping frames with every stream already at its lowest effort
+//   (the thread lowers the most expensive streams first, down to what their faces need), for
+//   long enough that it is not the start-up of sessions warming together;
+// - the voice thread shedding audio, or the transcription threads dropping speech or keeping a
+//   segment waiting long, for at least two measured sessions at once: a shared thread behind
+//   shows in every stream it serves, one stream's own excess in that stream alone.
 
 /**
- * Over the last WINDOW_MS, the host is behind past these: more than this share of face frames
- * dropped, or a speech segment that waited longer than this for a transcription thread (the
- * wait grows with the number of talking sessions well before segments are dropped: the capacity
- * benchmark had speech rows p50 2 s late at 4 sessions, 11 s at 8, none dropped).
+ * Past these the host is behind: the face thread saturated this long, or speech that waited
+ * this long for transcription (the wait grows with the number of talking sessions well before
+ * segments are dropped: the capacity benchmark had speech rows p50 2 s late at 4 sessions, 11 s
+ * at 8, none dropped).
  */
-const BEHIND = { droppedShare: 0.05, speechWaitSeconds: 5 };
+const BEHIND = { faceSaturatedMs: 5000, speechWaitSeconds: 5 };
 /**
- * A host that is behind keeps up again only within these: 1 % of frames dropped, as the capacity
- * bounds allow, and speech waiting at most 2 s. Without the gap a host hovering at the edge flips
- * back every few seconds and takes new sessions each time (the capacity benchmark with
- * `--admission host`: 8 sessions dropping 5-10 % of frames took two more).
+ * A host that is behind keeps up again only within these: the face thread not saturated at
+ * all, and speech waiting at most 2 s. Without the gap a host hovering at the edge flips back
+ * every few seconds and takes new sessions each time.
  */
-const KEEPS_UP = { droppedShare: 0.01, speechWaitSeconds: 2 };
+const KEEPS_UP = { faceSaturatedMs: 0, speechWaitSeconds: 2 };
 /**
  * ...and stays within them this long before it takes sessions again: a host past its capacity
- * drops frames in bursts (when transcription takes the cores), which one window can miss.
+ * drops work in bursts (when transcription takes the cores), which one window can miss.
  */
 const KEEP_UP_FOR_MS = 20_000;
-/** Fewer frames than this in the window say nothing either way. */
-const MIN_FRAMES = 40;
+/** Sessions whose shared thread must show it before the thread counts as behind. */
+const SESSIONS_FOR_A_SHARED_THREAD = 2;
 /** How far back the host looks; a session is judged only after about this much analysis. */
 export const WINDOW_MS = 10_000;
-const SLOT_MS = 1000;
 
-interface Slot {
+type SessionSignal = 'audio' | 'speech dropped' | 'speech waited';
+
+interface Signal {
   at: number;
-  analysed: number;
-  dropped: number;
-  audioShed: number;
-  speechDropped: number;
-  longestSpeechWait: number;
+  session: string;
+  kind: SessionSignal;
+  /** Seconds shed or waited; 1 for a dropped segment. */
+  amount: number;
 }
 
 export class HostLoad {
-  private readonly slots: Slot[] = [];
+  private signals: Signal[] = [];
+  private faceSaturatedSince: number | undefined;
+  private faceSaturation = '';
   private wasBehind = false;
   /** Since when a host that was behind has been back within KEEPS_UP. */
   private withinSince: number | undefined;
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  videoSecond(analysed: number, dropped: number): void {
-    const slot = this.current();
-    slot.analysed += analysed;
-    slot.dropped += dropped;
+  /** The face thread says whether it drops frames with every stream at its floor. */
+  faceSaturated(saturated: boolean, detail = ''): void {
+    if (!saturated) this.faceSaturatedSince = undefined;
+    else this.faceSaturatedSince ??= this.now();
+    this.faceSaturation = detail;
   }
 
-  audioShed(seconds: number): void {
-    this.current().audioShed += seconds;
+  audioShed(session: string, seconds: number): void {
+    this.note(session, 'audio', seconds);
   }
 
-  speechDropped(): void {
-    this.current().speechDropped++;
+  speechDropped(session: string): void {
+    this.note(session, 'speech dropped', 1);
   }
 
-  speechWaited(seconds: number): void {
-    const slot = this.current();
-    slot.longestSpeechWait = Math.max(slot.longestSpeechWait, seconds);
+  speechWaited(session: string, seconds: number): void {
+    this.note(session, 'speech waited', seconds);
   }
 
-  /** Why the host is behind, or undefined while it keeps up. */
-  behind(): string | undefined {
+  /**
+   * Why the host is behind, or undefined while it keeps up. `measured`: whether a session has
+   * been measured for a whole window; the signals of one still warming up do not count.
+   */
+  behind(measured: (session: string) => boolean): string | undefined {
     this.expire();
-    let analysed = 0;
-    let dropped = 0;
-    let audioShed = 0;
-    let speechDropped = 0;
-    let longestSpeechWait = 0;
-    for (const slot of this.slots) {
-      analysed += slot.analysed;
-      dropped += slot.dropped;
-      audioShed += slot.audioShed;
-      speechDropped += slot.speechDropped;
-      longestSpeechWait = Math.max(longestSpeechWait, slot.longestSpeechWait);
-    }
     const limits = this.wasBehind ? KEEPS_UP : BEHIND;
-    const frames = analysed + dropped;
     const window = `in the last ${WINDOW_MS / 1000} s`;
+    const saturatedMs = this.faceSaturatedSince === undefined ? -1 : this.now() - this.faceSaturatedSince;
+    const sessionsWith = (kind: SessionSignal, over = 0) =>
+      new Set(this.signals.filter((s) => s.kind === kind && s.amount > over && measured(s.session)).map((s) => s.session)).size;
+    const shedding = sessionsWith('audio');
+    const dropping = sessionsWith('speech dropped');
+    const waiting = sessionsWith('speech waited', limits.speechWaitSeconds);
     let reason: string | undefined;
-    if (audioShed > 0) reason = `${audioShed.toFixed(1)} s of audio shed ${window}`;
-    else if (speechDropped > 0) reason = `${speechDropped} speech segments dropped untranscribed ${window}`;
-    else if (longestSpeechWait > limits.speechWaitSeconds) {
-      reason = `speech waited ${longestSpeechWait.toFixed(1)} s for transcription ${window}`;
-    } else if (frames >= MIN_FRAMES && dropped / frames > limits.droppedShare) {
-      reason = `${((100 * dropped) / frames).toFixed(1)} % of face frames dropped ${window}`;
+    if (saturatedMs >= limits.faceSaturatedMs) {
+      reason = `face analysis saturated for ${Math.floor(saturatedMs / 1000)} s with every stream at its lowest effort${this.faceSaturation ? ` (${this.faceSaturation})` : ''}`;
+    } else if (shedding >= SESSIONS_FOR_A_SHARED_THREAD) reason = `${shedding} sessions shed audio ${window}`;
+    else if (dropping >= SESSIONS_FOR_A_SHARED_THREAD) reason = `${dropping} sessions dropped speech untranscribed ${window}`;
+    else if (waiting >= SESSIONS_FOR_A_SHARED_THREAD) {
+      reason = `speech of ${waiting} sessions waited over ${limits.speechWaitSeconds} s for transcription ${window}`;
     }
     if (reason || !this.wasBehind) {
       this.withinSince = undefined;
@@ -111,18 +119,13 @@ export class HostLoad {
     return KEEP_UP_FOR_MS - (this.withinSince === undefined ? 0 : this.now() - this.withinSince);
   }
 
-  private current(): Slot {
-    const at = Math.floor(this.now() / SLOT_MS) * SLOT_MS;
-    const last = this.slots[this.slots.length - 1];
-    if (last?.at === at) return last;
-    const slot = { at, analysed: 0, dropped: 0, audioShed: 0, speechDropped: 0, longestSpeechWait: 0 };
-    this.slots.push(slot);
+  private note(session: string, kind: SessionSignal, amount: number): void {
+    this.signals.push({ at: this.now(), session, kind, amount });
     this.expire();
-    return slot;
   }
 
   private expire(): void {
     const oldest = this.now() - WINDOW_MS;
-    while (this.slots.length && this.slots[0]!.at + SLOT_MS <= oldest) this.slots.shift();
+    if (this.signals.length > 0 && this.signals[0]!.at <= oldest) this.signals = this.signals.filter((s) => s.at > oldest);
   }
 }

@@ -21,7 +21,8 @@ import { FaceThread } from './face/threaded.ts';
 import { CpuUse } from './cpu-use.ts';
 import { HostLoad, WINDOW_MS } from './host-load.ts';
 import { roomFor, type Room } from './host-room.ts';
-import { Reservations, type Reservation } from './reservations.ts';
+import { SessionCost, type CostPart } from './session-cost.ts';
+import { SessionBudgets } from './session-budgets.ts';
 import type { HostMetrics } from './metrics.ts';
 import { MODEL_FILES } from './models/files.ts';
 import { assertModels } from './models/required.ts';
@@ -55,13 +56,15 @@ interface HostParts {
   metrics: HostMetrics;
   load: HostLoad;
   cpu: CpuUse;
-  reservations: Reservations;
 }
 
 export class ActorHost {
   private readonly actors = new Map<string, SessionActor>();
-  /** The reservation of each session whose cost is not measured yet (reservations.ts). */
-  private readonly reserved = new Map<string, Reservation>();
+  /** What each session run here costs (session-cost.ts). */
+  private readonly costs = new Map<string, SessionCost>();
+  /** Creates being admitted: each is charged a session's budget until it runs or is refused. */
+  private readonly admitting = new Set<SessionCost>();
+  private readonly budgets: SessionBudgets;
   /** Active sessions seen on the KV, for spotting the ones whose host stopped beating. */
   private readonly active = new Map<string, SessionRecord>();
   /** Sessions being deleted, by when their deletion last took them: resumed once abandoned. */
@@ -78,6 +81,11 @@ export class ActorHost {
 
   private constructor(private readonly parts: HostParts) {
     this.leaseClock = new LeaseClock(() => parts.records.writable());
+    this.budgets = new SessionBudgets({
+      budgetCores: availableParallelism() / parts.config.hostCapacity,
+      log: parts.log,
+      observe: (cores) => parts.metrics.sessionCost(cores),
+    });
   }
 
   /** Checks the models and the egress guard, loads the models, joins the bus, and starts serving. */
@@ -92,6 +100,8 @@ export class ActorHost {
         modelsDir: config.modelsDir,
         effortCalmMs: config.faceEffortCalmSeconds * 1000,
         observeInference: metrics.observeInference,
+        // Only a face thread that drops frames with every stream at its lowest effort makes the host behind.
+        observeSaturated: (saturated, detail) => load.faceSaturated(saturated, detail),
         observeStreamEffort: (session, level, before, effort) => {
           metrics.faceEffort(before, level);
           // Not `level`: that is the log line's own.
@@ -124,23 +134,21 @@ export class ActorHost {
       },
       // What workers report reaches the metrics and the host's own view of its load.
       metrics: {
-        videoSecond: (analysed: number, dropped: number) => {
-          metrics.videoSecond(analysed, dropped);
-          load.videoSecond(analysed, dropped);
+        videoSecond: (analysed: number, dropped: number) => metrics.videoSecond(analysed, dropped),
+        speechSegmentDropped: (session: string) => {
+          metrics.speechSegmentDropped(session);
+          load.speechDropped(session);
         },
-        speechSegmentDropped: () => {
-          metrics.speechSegmentDropped();
-          load.speechDropped();
-        },
-        speechWaited: (seconds: number) => {
-          metrics.speechWaited(seconds);
-          load.speechWaited(seconds);
+        speechWaited: (session: string, seconds: number) => {
+          metrics.speechWaited(session, seconds);
+          load.speechWaited(session, seconds);
         },
         reconnecting: () => metrics.reconnecting(),
-        audioShed: (seconds: number) => {
-          metrics.audioShed(seconds);
-          load.audioShed(seconds);
+        audioShed: (session: string, seconds: number) => {
+          metrics.audioShed(session, seconds);
+          load.audioShed(session, seconds);
         },
+        sessionCpuSpent: (part: CostPart, seconds: number) => metrics.sessionCpuSpent(part, seconds),
       },
     };
     const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log);
@@ -156,8 +164,7 @@ export class ActorHost {
       streamRefusal: (stream) => resources.egress.refusal(stream.hostname, stream.port),
     };
     const cpu = new CpuUse(WINDOW_MS);
-    const reservations = new Reservations(WINDOW_MS);
-    const host = new ActorHost({ id: hostId, nc, records, rows, admission, resources, config, log, metrics, load, cpu, reservations });
+    const host = new ActorHost({ id: hostId, nc, records, rows, admission, resources, config, log, metrics, load, cpu });
     await host.run();
     return host;
   }
@@ -185,24 +192,24 @@ export class ActorHost {
     this.parts.log.info({ capacity: this.parts.config.hostCapacity }, 'actor host ready');
   }
 
-  /** Measures the CPU used, notes which new sessions' media flows, and updates the room. */
+  /** Measures the CPU used, holds each session to its budget, and updates the room. */
   private async checkLoad(): Promise<void> {
     await this.parts.cpu.sample();
-    for (const [id, reservation] of this.reserved) {
-      if (reservation.released) this.reserved.delete(id);
-      else if (this.actors.get(id)?.reportedWorkerState === 'working') this.parts.reservations.working(reservation);
-    }
+    this.budgets.review(this.costs);
     this.updateCapacity();
   }
 
   private room(): Room {
-    const { config, load, cpu, reservations } = this.parts;
+    const { config, load, cpu } = this.parts;
+    const unmeasured = [...this.costs.values(), ...this.admitting]
+      .filter((cost) => !cost.measured)
+      .map((cost) => ({ cores: cost.cores(), measuredAt: cost.measuredAt() }));
     return roomFor({
       cores: availableParallelism(),
       capacity: config.hostCapacity,
-      sessions: this.actors.size,
+      sessions: this.actors.size + this.admitting.size,
       measuredCores: cpu.cores(),
-      reservationEnds: reservations.expectedEnds(),
+      unmeasured,
       // A host with no session has none to protect: what its window saw belonged to sessions now gone.
       behindForMs: this.stopping ? WINDOW_MS : this.actors.size === 0 ? 0 : load.keepsUpInMs(),
       windowMs: WINDOW_MS,
@@ -212,7 +219,7 @@ export class ActorHost {
 
   /** Listens for new sessions only while there is room for one: a full or busy cluster answers 503 at once. */
   private updateCapacity(): void {
-    const behind = this.parts.load.behind();
+    const behind = this.parts.load.behind((id) => this.costs.get(id)?.measured ?? false);
     // Logged when it changes, not with every new figure while it lasts.
     if (behind && !this.behind) this.parts.log.warn({ sessions: this.actors.size, behind }, 'host behind: taking no new session');
     if (!behind && this.behind) this.parts.log.info({ sessions: this.actors.size }, 'host keeps up again: taking new sessions');
@@ -236,23 +243,21 @@ export class ActorHost {
     // Creates that arrived together all passed the subscription: each checks again.
     const room = this.room();
     if (!room.fits) throw overloaded(room.retryAfterMs);
-    const reservation = this.parts.reservations.reserve();
+    const cost = new SessionCost(WINDOW_MS);
+    this.admitting.add(cost);
     this.updateCapacity();
-    const giveBack = () => {
-      this.parts.reservations.release(reservation);
+    try {
+      const admitted = await admitSession(this.parts.admission, request, deadline);
+      if (admitted.created) this.startActor(admitted.record, cost);
+      return presentSession(publicRecord(admitted.record));
+    } finally {
+      this.admitting.delete(cost);
       this.updateCapacity();
-    };
-    const admitted = await admitSession(this.parts.admission, request, deadline).catch((error: unknown) => {
-      giveBack();
-      throw error;
-    });
-    if (admitted.created) this.startActor(admitted.record, reservation);
-    else giveBack();
-    return presentSession(publicRecord(admitted.record));
+    }
   }
 
-  /** Runs a session on this host; it holds `reservation` until its cost is measured. */
-  private startActor(record: SessionRecord, reservation: Reservation): void {
+  /** Runs a session on this host; until `cost` has measured it for a window, it holds a reservation (host-room.ts). */
+  private startActor(record: SessionRecord, cost = new SessionCost(WINDOW_MS)): void {
     const actor = new SessionActor({
       record,
       hostId: this.parts.id,
@@ -261,15 +266,15 @@ export class ActorHost {
       resources: this.parts.resources,
       heartbeatMs: this.parts.config.heartbeatSeconds * 1000,
       log: this.parts.log,
+      cost,
       onGone: (id) => {
         this.actors.delete(id);
-        this.parts.reservations.release(reservation);
-        this.reserved.delete(id);
+        this.costs.delete(id);
         this.updateCapacity();
       },
     });
     this.actors.set(record.id, actor);
-    this.reserved.set(record.id, reservation);
+    this.costs.set(record.id, cost);
     this.updateCapacity();
     actor.start();
   }
@@ -304,12 +309,13 @@ export class ActorHost {
 
   private async takeOver(takeoverMs: number): Promise<void> {
     for (const record of this.active.values()) {
-      if (this.stopping || this.behind || this.actors.size >= this.parts.config.hostCapacity) return;
+      // A takeover obeys the same room as a create: a host that is full leaves it to another.
+      if (this.stopping || !this.room().fits) return;
       if (this.actors.has(record.id) || !isStale(record, takeoverMs)) continue;
       const claimed = await takeOver(this.parts.records, record.id, this.parts.id, takeoverMs);
       if (!claimed) continue;
       this.parts.log.info({ session: record.id, previousOwner: record.owner }, 'took over a session whose host stopped');
-      this.startActor(claimed, this.parts.reservations.reserve());
+      this.startActor(claimed);
     }
   }
 

@@ -7,6 +7,7 @@ import { busRequestMetrics } from '../bus/request-metrics.ts';
 import type { RequestObserver } from '../bus/rpc.ts';
 import { runningTotal } from '../bus/running-total.ts';
 import type { SpeechModel } from './models/files.ts';
+import type { CostPart } from './session-cost.ts';
 import type { InferenceTimer, ModelName } from './models/inference-timer.ts';
 import type { RowPublisher } from './rows.ts';
 
@@ -14,14 +15,16 @@ import type { RowPublisher } from './rows.ts';
 export interface WorkerMetrics {
   /** A second of video was emitted: frames analysed in it, and frames skipped unanalysed. */
   videoSecond(analysed: number, dropped: number): void;
-  /** A speech segment was dropped unheard: transcription was behind. */
-  speechSegmentDropped(): void;
+  /** A speech segment of `session` was dropped unheard: transcription was behind. */
+  speechSegmentDropped(session: string): void;
   /** A speech segment's transcription starts after it waited `seconds` for the thread. */
-  speechWaited(seconds: number): void;
-  /** Voice analysis was behind and skipped `seconds` of a stream's oldest audio. */
-  audioShed(seconds: number): void;
+  speechWaited(session: string, seconds: number): void;
+  /** Voice analysis was behind and skipped `seconds` of the session's oldest audio. */
+  audioShed(session: string, seconds: number): void;
   /** A worker connects to its stream again after losing it (or failing to get media). */
   reconnecting(): void;
+  /** `seconds` of CPU spent on a session by one of its parts. */
+  sessionCpuSpent?(part: CostPart, seconds: number): void;
 }
 
 export class HostMetrics implements WorkerMetrics {
@@ -39,6 +42,8 @@ export class HostMetrics implements WorkerMetrics {
   private readonly faceEffortReductions: Counter;
   /** Counts the CPU seconds a transcription thread spent on each segment, by model. */
   readonly transcriptionCpu: (model: SpeechModel, cpuSeconds: number) => void;
+  private readonly sessionCpu: Counter<'part'>;
+  private readonly sessionCores: Histogram;
 
   constructor(private readonly registry: Registry) {
     this.bus = busRequestMetrics(registry);
@@ -97,6 +102,28 @@ export class HostMetrics implements WorkerMetrics {
       registers: [registry],
     });
     this.transcriptionCpu = (model, cpuSeconds) => transcriptionCpu.inc({ model }, cpuSeconds);
+    this.sessionCpu = new Counter({
+      name: 'emo_session_cpu_seconds_total',
+      help: 'CPU seconds spent on the host\'s sessions, by part: decoder (each session\'s ffmpeg), and each session\'s share of the face, voice and transcription threads',
+      labelNames: ['part'] as const,
+      registers: [registry],
+    });
+    this.sessionCores = new Histogram({
+      name: 'emo_session_cpu_cores',
+      help: 'What each session costs, in cores over the last 10 s, observed every 10 s per session measured that long (its budget is cores / HOST_CAPACITY; meta.cpuCores of the session)',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2],
+      registers: [registry],
+    });
+  }
+
+  /** `seconds` of CPU spent on a session by one of its parts. */
+  sessionCpuSpent(part: CostPart, seconds: number): void {
+    this.sessionCpu.inc({ part }, seconds);
+  }
+
+  /** A session's cost over the last window, in cores. */
+  sessionCost(cores: number): void {
+    this.sessionCores.observe(cores);
   }
 
   /** A stream of the face thread moved from `before` to `level` steps below full effort per frame. */
@@ -111,15 +138,15 @@ export class HostMetrics implements WorkerMetrics {
     this.framesDropped.inc(dropped);
   }
 
-  speechSegmentDropped(): void {
+  speechSegmentDropped(_session: string): void {
     this.speechDropped.inc();
   }
 
-  speechWaited(seconds: number): void {
+  speechWaited(_session: string, seconds: number): void {
     this.speechWait.observe(seconds);
   }
 
-  audioShed(seconds: number): void {
+  audioShed(_session: string, seconds: number): void {
     this.audioShedSeconds.inc(seconds);
   }
 
@@ -153,7 +180,7 @@ export class HostMetrics implements WorkerMetrics {
     });
     new Gauge({
       name: 'emo_host_behind',
-      help: 'Whether this host is behind (shedding face frames, audio or speech, or speech waiting over 5 s for transcription) and so takes no new session (1) or keeps up (0)',
+      help: 'Whether this host is behind (its face thread saturated with every stream at its lowest effort, or audio shed, speech dropped or speech waiting over 5 s for transcription in two or more sessions at once) and so takes no new session (1) or keeps up (0)',
       registers,
       collect() {
         this.set(behind() ? 1 : 0);

@@ -146,7 +146,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
 
     // actor host
     hostId: read.identifier('HOST_ID', `${hostname()}-${process.pid}`),
-    hostCapacity: read.number('HOST_CAPACITY', 16, 1),
+    hostCapacity: read.number('HOST_CAPACITY', 10, 1),
     sessionMaxSeconds: read.number('SESSION_MAX_SECONDS', 43200, 1),
     // Quotas: active sessions per user across the cluster, sensor sources per session.
     userMaxActiveSessions: read.number('USER_MAX_ACTIVE_SESSIONS', 8, 1),

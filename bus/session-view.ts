@@ -44,6 +44,7 @@ export function presentSession(record: PublicRecord, now: number = Date.now()): 
       ...(record.stopReason ? { stopReason: record.stopReason } : {}),
       ...(record.failure ? { failure: record.failure } : {}),
       mediaSeconds: Math.round(record.mediaSeconds * 100) / 100,
+      ...(record.cpuCores !== undefined ? { cpuCores: Math.round(record.cpuCores * 1000) / 1000 } : {}),
     },
     product: record.product,
     user: record.user,

@@ -86,7 +86,7 @@ Try: curl -H 'Authorization: Bearer ${token}' ${baseUrl}/v1/sessions`);
     try {
       const demo = await starting;
       console.log(`
-The demo is running: a looping clip of faces and speech, published on ${demo.streamUri},
+The demo is running: a ${Math.round(demo.clipSeconds)}-second clip of faces and speech, looped and published on ${demo.streamUri},
 analysed in session ${demo.session}. Its charts fill within a minute:
   ${demo.dashboardUrl}
 (sign in with the token above; \`npm start -- --no-demo\` or DEMO=false starts without it)`);

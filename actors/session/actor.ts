@@ -11,6 +11,7 @@ import { Supervisor, DEFAULT_SUPERVISION, type Child, type SupervisorOptions } f
 import { finishWithRetries } from './lifecycle.ts';
 import { UNCHANGED, type SessionRecords } from '../../bus/session-records.ts';
 import { StreamWorker, type WorkerResources } from './worker.ts';
+import type { SessionCost } from '../session-cost.ts';
 
 type Message =
   | { type: 'heartbeat' }
@@ -31,6 +32,8 @@ export interface SessionActorOptions {
   log: Logger;
   /** Called once the actor has stopped its worker and holds nothing any more. */
   onGone(id: string): void;
+  /** What the session costs the host: its worker's parts add to it, its heartbeat shows it. */
+  cost?: SessionCost;
   /** Builds the worker; replaceable so the supervision can be exercised with another child. */
   startWorker?: (actor: SessionActor) => Child;
   supervision?: SupervisorOptions;
@@ -72,7 +75,7 @@ export class SessionActor extends Actor<Message> {
 
   /** The default child: ingest and analysis of the session's stream. */
   streamWorker(record: SessionRecord): Child {
-    const { rows, resources } = this.options;
+    const { rows, resources, cost } = this.options;
     // A worker counts what it received itself; the session's count goes on from where the
     // record (written by this host or the one before it) left off, and never goes back.
     const before = this.mediaSeconds;
@@ -83,10 +86,15 @@ export class SessionActor extends Actor<Message> {
       rows,
       resources,
       log: this.log,
+      cost,
       reports: {
         state: (state) => this.send({ type: 'worker-state', state }),
         mediaSeconds: (seconds) => (this.mediaSeconds = before + seconds),
         ended: (reason, detail) => this.send({ type: 'worker-ended', reason, detail }),
+        cpu: (part, seconds) => {
+          cost?.add(seconds);
+          resources.metrics?.sessionCpuSpent?.(part, seconds);
+        },
       },
     });
   }
@@ -101,6 +109,7 @@ export class SessionActor extends Actor<Message> {
         return;
       case 'worker-state':
         this.workerState = message.state;
+        if (message.state === 'working') this.options.cost?.working();
         await this.write((record) => ({ ...record, workerState: message.state }));
         return;
       case 'worker-ended':
@@ -117,13 +126,19 @@ export class SessionActor extends Actor<Message> {
     const written = await this.write((record) =>
       now >= record.expiresAt
         ? record
-        : { ...record, healthCheckAt: now, mediaSeconds: this.mediaSeconds, workerState: this.workerState },
+        : { ...record, healthCheckAt: now, mediaSeconds: this.mediaSeconds, workerState: this.workerState, ...this.costNow() },
     );
     if (written && now >= written.expiresAt) {
       const detail = 'the session reached its maximum length';
       await finishWithRetries(this.options.records, this.id, 'expired', detail, this.options.hostId, this.log);
       await this.leave();
     }
+  }
+
+  /** The session's cost for its record, once it has one to show. */
+  private costNow(): { cpuCores?: number } {
+    const cost = this.options.cost;
+    return cost ? { cpuCores: Math.round(cost.cores() * 1000) / 1000 } : {};
   }
 
   /**

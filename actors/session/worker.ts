@@ -17,6 +17,8 @@ import type { Child } from '../supervisor.ts';
 import type { Transcriber } from '../speech/moonshine.ts';
 import { TranscriptionQueue } from '../speech/queue.ts';
 import { Utterances } from './utterances.ts';
+import { DecoderCpu } from './decoder-cpu.ts';
+import type { CostPart, SessionCost } from '../session-cost.ts';
 import type { FaceStream, FaceThread } from '../face/threaded.ts';
 import type { VoiceStream, VoiceThread } from '../voice/threaded.ts';
 
@@ -25,8 +27,8 @@ export interface WorkerReports {
   mediaSeconds(seconds: number): void;
   /** The worker ended for good: the session must finish. */
   ended(reason: StopReason, detail: string): void;
-  /** `seconds` of CPU spent on the session just now by one of its parts. */
-  cpu?(part: 'decoder' | 'face' | 'voice' | 'speech', seconds: number): void;
+  /** `seconds` of CPU spent on the session just now by one of its parts (session-cost.ts). */
+  cpu?(part: CostPart, seconds: number): void;
 }
 
 export interface WorkerOptions {
@@ -37,6 +39,8 @@ export interface WorkerOptions {
   resources: WorkerResources;
   log: Logger;
   reports: WorkerReports;
+  /** What the session costs; while the host holds it over budget, its face effort comes down first. */
+  cost?: SessionCost;
 }
 
 /** What a host gives each of its workers: the analysis threads, and how to pull. */
@@ -88,10 +92,11 @@ export class StreamWorker implements Child {
       stt: options.resources.speechToText,
       onRow: (row) => rows.publish(session, 'speech', [this.utterances.transcribed(row)], Math.round(row.start * 1000)),
       onDropped: (total) => {
-        options.resources.metrics?.speechSegmentDropped();
+        options.resources.metrics?.speechSegmentDropped(session);
         log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind');
       },
-      onWaited: (seconds) => options.resources.metrics?.speechWaited(seconds),
+      onWaited: (seconds) => options.resources.metrics?.speechWaited(session, seconds),
+      onCpu: (seconds) => options.reports.cpu?.('speech', seconds),
       onError: (error) => log.error({ session, err: error }, 'a speech segment could not be transcribed'),
     });
     this.done = this.run().finally(() => this.transcripts.close());
@@ -159,6 +164,7 @@ export class StreamWorker implements Child {
     let voice: VoiceStream | undefined;
     let hasAudio = false;
     let face: FaceStream | undefined;
+    let stopWatchingBudget: (() => void) | undefined;
     let crash: unknown;
     let resolution: string | undefined;
     // Working means media flows, not merely that the stream was described: a pull can still
@@ -194,6 +200,9 @@ export class StreamWorker implements Child {
           onFailed: fail,
           onCpu: (seconds) => reports.cpu?.('face', seconds),
         });
+        const stream = face;
+        stream.setOverBudget(this.options.cost?.overBudget ?? false);
+        stopWatchingBudget = this.options.cost?.watchBudget((over) => stream.setOverBudget(over));
       }
     });
     ingest.on('audio', (chunk: Buffer, receivedAt: number) => {
@@ -207,10 +216,11 @@ export class StreamWorker implements Child {
           this.transcripts.push(segment);
         },
         onShed: (seconds) => {
-          metrics?.audioShed(seconds);
+          metrics?.audioShed(session, seconds);
           log.warn({ session, seconds }, 'voice analysis behind: oldest audio skipped');
         },
         onFailed: fail,
+        onCpu: (seconds) => reports.cpu?.('voice', seconds),
       });
       voice.write(chunk);
       mediaArrived();
@@ -228,9 +238,13 @@ export class StreamWorker implements Child {
       }
     });
 
+    const decoderCpu = new DecoderCpu(() => ingest.pid, (seconds) => reports.cpu?.('decoder', seconds));
     const exit = await new Promise<{ reason: string }>((resolve) => {
       ingest.on('exit', (result: { reason: string }) => resolve(result));
       ingest.start();
+    }).finally(() => {
+      decoderCpu.stop();
+      stopWatchingBudget?.();
     });
     await voice?.close().catch(fail);
     await face?.close().catch(fail);

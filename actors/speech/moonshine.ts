@@ -27,7 +27,8 @@ const MIN_SAMPLES = SAMPLE_RATE / 10;
 export type Feeds = Record<string, ort.Tensor>;
 
 export interface Transcriber {
-  transcribe(samples: Float32Array): Promise<string>;
+  /** `spent`: told the CPU seconds the transcription took, where they are measured. */
+  transcribe(samples: Float32Array, spent?: (cpuSeconds: number) => void): Promise<string>;
 }
 
 export class SpeechToText implements Transcriber {

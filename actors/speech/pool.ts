@@ -25,9 +25,9 @@ export class SpeechToTextPool implements Transcriber {
     return new SpeechToTextPool(threads);
   }
 
-  transcribe(samples: Float32Array): Promise<string> {
+  transcribe(samples: Float32Array, spent?: (cpuSeconds: number) => void): Promise<string> {
     const idlest = this.threads.reduce((best, thread) => (thread.inFlight < best.inFlight ? thread : best));
-    return idlest.transcribe(samples);
+    return idlest.transcribe(samples, spent);
   }
 
   async close(): Promise<void> {

@@ -16,6 +16,8 @@ export interface TranscriptionQueueOptions {
   onDropped(total: number): void;
   /** A segment's transcription starts after it waited `seconds` behind others (the host's load). */
   onWaited?(seconds: number): void;
+  /** The CPU seconds a segment's transcription took: the session's part of the transcription threads. */
+  onCpu?(seconds: number): void;
   /** A failed transcription; without this handler the failure is thrown out of the queue's loop. */
   onError?(error: Error): void;
   now?: () => number;
@@ -62,7 +64,7 @@ export class TranscriptionQueue {
       this.options.onWaited?.((this.now() - queuedAt) / 1000);
       let text: string;
       try {
-        text = await this.options.stt.transcribe(segment.samples);
+        text = await this.options.stt.transcribe(segment.samples, this.options.onCpu);
       } catch (error) {
         if (!this.options.onError) throw error;
         this.options.onError(error as Error);

@@ -33,13 +33,16 @@ export class ThreadedSpeechToText implements Transcriber {
     return this.asked;
   }
 
-  async transcribe(samples: Float32Array): Promise<string> {
+  async transcribe(samples: Float32Array, spent?: (cpuSeconds: number) => void): Promise<string> {
     this.asked++;
     const done = this.observers.timer?.('speech');
     try {
       const { text, model, cpuSeconds } = await this.thread.call((stream) => ({ type: 'transcribe', stream, samples }));
       done?.();
-      if (Number.isFinite(cpuSeconds)) this.observers.spent?.(model, cpuSeconds);
+      if (Number.isFinite(cpuSeconds)) {
+        this.observers.spent?.(model, cpuSeconds);
+        spent?.(cpuSeconds);
+      }
       return text;
     } finally {
       this.asked--;

@@ -12,6 +12,8 @@ export interface VoiceStreamHandlers {
   onShed(seconds: number): void;
   /** The stream's analysis failed; it takes no more audio. */
   onFailed(error: Error): void;
+  /** About once a second: the voice thread's CPU seconds spent on this stream since the last call. */
+  onCpu?(seconds: number): void;
 }
 
 /** One stream's voice analysis, in the thread. */
@@ -44,7 +46,8 @@ export class VoiceThread {
     const stream = this.thread.open((reply) => {
       if (reply.type === 'second') handlers.onSecond(reply.row);
       else if (reply.type === 'segment') handlers.onSegment(reply.segment);
-      else handlers.onShed(reply.seconds);
+      else if (reply.type === 'shed') handlers.onShed(reply.seconds);
+      else handlers.onCpu?.(reply.seconds);
     }, handlers.onFailed);
     stream.send({ type: 'open', stream: stream.id, session, startOffset });
     return {

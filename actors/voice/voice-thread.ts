@@ -5,6 +5,8 @@
 import { workerData } from 'node:worker_threads';
 import type { AudioSecond } from '../../bus/contracts/rows.ts';
 import { threadPort } from '../models/stream-thread-body.ts';
+import { threadCpuSeconds } from '../models/thread-cpu.ts';
+import { CpuShares } from '../models/cpu-shares.ts';
 import type { SpeechAudio, VoiceAnalyzer } from './analyzer.ts';
 import { SAMPLE_RATE } from './pcm.ts';
 import { VoiceActivityModel } from './vad.ts';
@@ -22,7 +24,9 @@ export type VoiceRequest =
 export type VoiceReply =
   | { type: 'second'; stream: number; row: AudioSecond }
   | { type: 'segment'; stream: number; segment: SpeechAudio }
-  | { type: 'shed'; stream: number; seconds: number };
+  | { type: 'shed'; stream: number; seconds: number }
+  /** The thread's CPU seconds spent on the stream since its last such reply. */
+  | { type: 'cpu'; stream: number; seconds: number };
 
 const { modelsDir, maxBacklogSeconds } = workerData as VoiceThreadData;
 const port = threadPort<VoiceRequest, VoiceReply>();
@@ -34,6 +38,10 @@ const streams = new VoiceStreams({
   onShed: (stream, samples) => port.post({ type: 'shed', stream: ids.get(stream)!, seconds: samples / SAMPLE_RATE }),
   onFailed: (stream, error) => port.post({ type: 'failed', stream: ids.get(stream)!, error: (error as Error).message }),
 });
+
+// The VAD and pitch cost follows the audio analysed, so the thread's CPU is shared among the
+// streams by the samples each wrote.
+const shares = new CpuShares(threadCpuSeconds, (stream, seconds) => port.post({ type: 'cpu', stream, seconds }));
 
 function open(id: number, session: string, startOffset: number): void {
   const analyzer = streams.open({
@@ -63,5 +71,6 @@ port.serve((request) => {
   const analyzer = byId.get(request.stream);
   if (!analyzer) return;
   if (request.type === 'close') return void close(request.stream, analyzer);
+  shares.worked(request.stream, request.chunk.byteLength);
   streams.write(analyzer, Buffer.from(request.chunk.buffer, request.chunk.byteOffset, request.chunk.byteLength));
 });

@@ -69,6 +69,8 @@ export const SessionRecord = Type.Object({
   stopReason: Type.Optional(StopReason),
   failure: Type.Optional(Type.String()),
   mediaSeconds: Type.Number(),
+  /** What the session costs its host, in cores over the last 10 s (actors/session-cost.ts); written with each heartbeat. */
+  cpuCores: Type.Optional(Type.Number({ minimum: 0 })),
   /** When a deletion took the session (actors/session/deletion.ts): it cannot be renamed or deleted again meanwhile. */
   deletingSince: Type.Optional(Type.Integer()),
 });
@@ -91,6 +93,7 @@ export const Session = Type.Object({
     stopReason: Type.Optional(StopReason),
     failure: Type.Optional(Type.String()),
     mediaSeconds: Type.Number(),
+    cpuCores: Type.Optional(Type.Number({ minimum: 0 })),
   }),
   product: Type.String(),
   user: Type.String(),

@@ -7,6 +7,7 @@ import type { Config } from '../../bus/config.ts';
 import { freePort } from '../stack/ports.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
+import { mediaSeconds } from '../support/clips.ts';
 import { demoClip } from './clip.ts';
 
 export const DEMO_SESSION_NAME = 'Demo: faces and speech';
@@ -24,6 +25,8 @@ export interface DemoOptions {
 export interface Demo {
   session: string;
   streamUri: string;
+  /** How long the clip runs before it starts again. */
+  clipSeconds: number;
   /** The dashboard, opened on the demo session (after signing in with the token). */
   dashboardUrl: string;
   stop(): Promise<void>;
@@ -67,6 +70,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     return {
       session,
       streamUri,
+      clipSeconds: mediaSeconds(clip),
       dashboardUrl: `${options.baseUrl}/#/sessions/${encodeURIComponent(session)}`,
       stop: async () => {
         // The gateway may be gone already (it crashed, or was stopped first): then there is

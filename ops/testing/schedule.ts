@@ -10,6 +10,7 @@ const MEDIA_HEAVY = [
   'integration/transcript-sentiment.test.ts',
   'integration/face-effort.test.ts',
   'integration/dashboard.test.ts',
+  'integration/demo-first-run.test.ts',
 ];
 
 /**

@@ -8,12 +8,13 @@ import * as assert from 'uvu/assert';
 import { mkdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { readConfig } from '../../bus/config.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { clipsDir, mediaSeconds, settled, startStreamServer } from '../support/analysis.ts';
+import { launchBrowser } from '../support/browser.ts';
 import { makeClip, speak } from '../support/clips.ts';
 import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
@@ -52,13 +53,7 @@ test.before(async () => {
   services = await startServices({ name: 'dashboard' });
   rmSync(artifacts, { recursive: true, force: true });
   mkdirSync(artifacts, { recursive: true });
-  rmSync(profile, { recursive: true, force: true });
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1400, height: 1000 },
-  });
+  browser = await launchBrowser(profile);
   page = browser.pages()[0] ?? (await browser.newPage());
   page.on('console', (message) => message.type() === 'error' && consoleErrors.push(message.text()));
   page.on('pageerror', (error) => consoleErrors.push(`uncaught: ${error.message}`));

@@ -21,7 +21,7 @@ let publisher: Publisher;
 let live: string;
 
 test.before(async () => {
-  // The defaults: HOST_CAPACITY 16 on this machine's cores.
+  // The defaults: HOST_CAPACITY 10 on this machine's cores.
   services = await startServices({ name: 'sessions-admission', env: { STREAM_UNREACHABLE_SECONDS: '900' } });
   rtmp = await startStreamServer('sessions-admission');
   const clip = await makeClip(
