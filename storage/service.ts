@@ -100,12 +100,12 @@ export class StorageService {
     const index = writer && await SessionIndexFollower.start(js, jsm, pools.index, log.child({ component: 'session-index' }));
     const progress = new IndexProgress(jsm);
     const observe = options.metrics?.bus;
-    const lists = new SessionLists(newest, records, progress, pools.reads, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
-    const service = new StorageService(nc, pools, records, writer, index, cluster);
     const inFlight = new ReadsInFlight(options.readsInFlightPerUser);
+    const lists = new SessionLists(newest, records, progress, pools.reads, inFlight, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
+    const service = new StorageService(nc, pools, records, writer, index, cluster);
     service.subscriptions.push(
       ...serveResults(nc, records, pools.reads, shards, inFlight, log, observe),
-      serveSessionList(nc, records, lists, options.sessionMaxSeconds, inFlight, log, observe),
+      serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, pools.reads, inFlight, log, observe),
       serveSessionPurge(nc, records, pools.index, jsm, progress, new Schema(options.database, cluster?.name), cluster, log, observe, options.metrics?.purgeMutations),
     );

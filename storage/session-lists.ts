@@ -10,6 +10,7 @@ import type { IndexProgress } from './index-progress.ts';
 import type { SessionListMetrics } from './metrics.ts';
 import type { NewestSessions } from './newest-sessions.ts';
 import { readsUntil } from './read-deadline.ts';
+import type { ReadsInFlight } from './reads-in-flight.ts';
 import { listSessions, type SessionListFilter } from './sessions-index.ts';
 
 // More active sessions than this (a user has USER_MAX_ACTIVE_SESSIONS at most, unless sessions
@@ -29,6 +30,8 @@ export class SessionLists {
     private readonly records: SessionRecords,
     private readonly progress: IndexProgress,
     private readonly clickhouse: ClickHouseClient,
+    /** Each user's reads at once: a page from ClickHouse is one; a page from memory holds no socket and is not. */
+    private readonly inFlight: ReadsInFlight,
     private readonly perUser: number,
     private readonly log: Logger,
     private readonly metrics?: SessionListMetrics,
@@ -48,7 +51,7 @@ export class SessionLists {
     if (!(await this.progress.caughtUp(deadline - READ_MS))) {
       throw unavailable('the session index is catching up with recent changes; retry shortly');
     }
-    return listSessions(readsUntil(this.clickhouse, deadline), filter);
+    return this.inFlight.run(filter.user, () => listSessions(readsUntil(this.clickhouse, deadline), filter));
   }
 
   /**

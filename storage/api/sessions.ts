@@ -8,7 +8,6 @@ import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts'
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
-import type { ReadsInFlight } from '../reads-in-flight.ts';
 import type { SessionLists } from '../session-lists.ts';
 
 // A session is active until its expiry, which its host (or, when that host died, the one taking
@@ -20,11 +19,10 @@ export function serveSessionList(
   records: SessionRecords,
   lists: SessionLists,
   sessionMaxSeconds: number,
-  inFlight: ReadsInFlight,
   log: Logger,
   observe?: RequestObserver,
 ) {
-  return serve(nc, 'sessions.list', inFlight.bound(async ({ caller, query }, { deadline }: CallContext): Promise<SessionPage> => {
+  return serve(nc, 'sessions.list', async ({ caller, query }, { deadline }: CallContext): Promise<SessionPage> => {
     const fromMs = dateBound(query.from, 'from');
     const toMs = dateBound(query.to, 'to');
     const now = Date.now();
@@ -45,7 +43,7 @@ export function serveSessionList(
       return presentSession(latest ? publicRecord(latest.record) : indexed, now);
     });
     return { hasMore: page.hasMore, data, offset: query.offset, limit: query.limit };
-  }), { queue: queues.api, log, observe });
+  }, { queue: queues.api, log, observe });
 }
 
 /** A list's date bound in ms: ISO 8601 (a date alone is midnight UTC) or Unix milliseconds. */

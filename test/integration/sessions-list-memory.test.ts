@@ -23,6 +23,7 @@ import { IndexProgress } from '../../storage/index-progress.ts';
 import { StorageMetrics } from '../../storage/metrics.ts';
 import { NewestSessions } from '../../storage/newest-sessions.ts';
 import { SessionLists } from '../../storage/session-lists.ts';
+import { ReadsInFlight } from '../../storage/reads-in-flight.ts';
 import { indexRow, indexSessions, listSessions, type SessionListFilter } from '../../storage/sessions-index.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
@@ -65,7 +66,7 @@ test.before(async () => {
   await records.watch(undefined, newest);
   clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
   progress = new IndexProgress(await jetstreamManager(nc));
-  lists = new SessionLists(newest, records, progress, clickhouse, KEPT, log);
+  lists = new SessionLists(newest, records, progress, clickhouse, new ReadsInFlight(config.storageReadsInFlightPerUser), KEPT, log);
 });
 
 test.after(async () => {
@@ -233,7 +234,7 @@ test('memory bounded in total keeps the users listed lately; what it answers is 
     await watched.watch(undefined, bounded);
     await waitUntil('the watch to replay the bucket', async () => bounded.revision >= last, 30_000);
     assert.ok(bounded.size <= TOTAL, `${bounded.size} kept`);
-    const boundedLists = new SessionLists(bounded, watched, progress, clickhouse, KEPT, log);
+    const boundedLists = new SessionLists(bounded, watched, progress, clickhouse, new ReadsInFlight(config.storageReadsInFlightPerUser), KEPT, log);
     const page = (user: string, offset = 0): SessionListFilter => ({ user, offset, limit: 10, activeSinceMs: now - DAY });
     const listedBy = async (user: string) => {
       await boundedLists.page(page(user), Date.now() + 30_000);
@@ -300,7 +301,7 @@ test('memory behind the bucket: ClickHouse answers, with the change, and the met
   const lagging = await SessionRecords.open(jetstream(nc), log, 1);
   try {
     await lagging.watch(undefined, watch);
-    const behindLists = new SessionLists(memory, lagging, progress, clickhouse, KEPT, log, metrics);
+    const behindLists = new SessionLists(memory, lagging, progress, clickhouse, new ReadsInFlight(config.storageReadsInFlightPerUser), KEPT, log, metrics);
     const user = `memory-behind-${process.pid}`;
     const now = Date.now();
     const filter: SessionListFilter = { user, offset: 0, limit: 10, activeSinceMs: now - DAY };
