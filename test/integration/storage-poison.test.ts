@@ -12,20 +12,23 @@ import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
-import { streams, subjects } from '../../bus/subjects.ts';
+import { consumers, streams, subjects } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
 import { DEAD_ROW_HEADERS } from '../../storage/dead-letter.ts';
 import { ensureRowsStream } from '../../storage/rows-stream.ts';
 import { StorageService } from '../../storage/service.ts';
 import { sql } from '../../storage/sql.ts';
+import { storedTwice } from '../support/copies.ts';
 
 const config = readConfig();
 const log = createLog(config);
 
 const quiet = log.child({ component: 'storage-poison' });
 quiet.level = 'silent';
-// A database of its own: one column is narrowed below to make ClickHouse refuse some rows.
+// A database of its own: one column is narrowed below to make ClickHouse refuse some rows, and
+// merges are stopped in its tables, so that a row stored twice is still there to be counted:
+// rows are counted without FINAL (test/support/copies.ts).
 const database = `poison_${process.pid}`;
 
 let nc: NatsConnection;
@@ -46,6 +49,7 @@ const speech = (session: string, start: number, text: string) => ({
   session, start, end: start + 1, text, positive: 0.5, neutral: 0.5, negative: 0, compound: 0.3,
 });
 const count = async (query: string) => Number((await queryRows<{ n: number }>(clickhouse, query))[0]?.n ?? 0);
+const MERGES_STOPPED = ['audio_seconds', 'speech_segments'];
 
 async function deadRows(session: string): Promise<{ subject: string; reason: string; payload: string }[]> {
   const found: { subject: string; reason: string; payload: string }[] = [];
@@ -66,10 +70,12 @@ test.before(async () => {
   await startStorage();
   clickhouse = connectClickHouse(clickHouseServer(config), database);
   await clickhouse.command({ query: 'ALTER TABLE speech_segments MODIFY COLUMN text FixedString(8)' });
+  for (const table of MERGES_STOPPED) await clickhouse.command({ query: `SYSTEM STOP MERGES ${database}.${table}` });
 });
 
 test.after(async () => {
   await storage?.stop();
+  for (const table of MERGES_STOPPED) await clickhouse?.command({ query: `SYSTEM START MERGES ${database}.${table}` }).catch(() => {});
   await clickhouse?.command({ query: `DROP DATABASE IF EXISTS ${database}` }).catch(() => {});
   await clickhouse?.close();
   await nc?.drain();
@@ -87,8 +93,8 @@ test('poison rows are set aside with why; every good row lands once; the writer 
   rows.publish(session, 'speech', [speech(session, 2, 'short'), speech(session, 3, 'far too long for the column')], 'mixed');
 
   await waitUntil('good rows', async () =>
-    (await count(sql`SELECT count() AS n FROM audio_seconds FINAL WHERE session = ${session}`)) === 5 &&
-    (await count(sql`SELECT count() AS n FROM speech_segments FINAL WHERE session = ${session}`)) === 1, 20_000);
+    (await count(sql`SELECT uniqExact(second) AS n FROM audio_seconds WHERE session = ${session}`)) === 5 &&
+    (await count(sql`SELECT uniqExact(start_ms) AS n FROM speech_segments WHERE session = ${session}`)) === 1, 20_000);
   await waitUntil('dead rows', async () => (await deadRows(session)).length === 5, 10_000);
   const dead = await deadRows(session);
   const reasons = dead.map((row) => row.reason).join(' | ');
@@ -102,9 +108,14 @@ test('poison rows are set aside with why; every good row lands once; the writer 
 
   // Later rows still land.
   rows.publish(session, 'audio', [audio(session, 5), audio(session, 6)], 'later');
-  await waitUntil('later rows', async () => (await count(sql`SELECT count() AS n FROM audio_seconds FINAL WHERE session = ${session}`)) === 7, 20_000);
-  const seconds = await queryRows<{ second: number }>(clickhouse, sql`SELECT second FROM audio_seconds FINAL WHERE session = ${session} ORDER BY second`);
-  assert.equal(seconds.map((row) => Number(row.second)), [0, 1, 2, 3, 4, 5, 6]);
+  await waitUntil('later rows', async () => (await count(sql`SELECT uniqExact(second) AS n FROM audio_seconds WHERE session = ${session}`)) === 7, 20_000);
+  await waitUntil('every row acknowledged', async () => {
+    const { num_pending, num_ack_pending } = await jsm.consumers.info(streams.rows, consumers.writer);
+    return num_pending === 0 && num_ack_pending === 0;
+  }, 20_000);
+  const seconds = await queryRows<{ second: number }>(clickhouse, sql`SELECT second FROM audio_seconds WHERE session = ${session} ORDER BY second`);
+  assert.equal(seconds.map((row) => Number(row.second)), [0, 1, 2, 3, 4, 5, 6], 'each second stored once');
+  assert.equal(await storedTwice(clickhouse, 'speech_segments', ['start_ms'], session), [], 'the good segment stored once');
 });
 
 test('a full ROWS stream refuses new rows, publishers are told and retry, nothing waiting is lost', async () => {
@@ -131,8 +142,9 @@ test('a full ROWS stream refuses new rows, publishers are told and retry, nothin
   // A writer drains the stream; the refused rows are retried and land too: every one of them.
   await startStorage();
   await waitUntil('every row', async () =>
-    (await count(sql`SELECT count() AS n FROM audio_seconds FINAL WHERE session = ${session}`)) === total, 60_000);
+    (await count(sql`SELECT uniqExact(second) AS n FROM audio_seconds WHERE session = ${session}`)) === total, 60_000);
   assert.is(rows.dropped, 0);
+  assert.equal(await storedTwice(clickhouse, 'audio_seconds', ['second'], session), [], 'each row stored once');
 
   // Leave a stream of the usual size for the files after this one.
   await stopStorage();

@@ -1,6 +1,7 @@
 // ClickHouse going away while a stream is analysed: rows wait in JetStream and reach
 // ClickHouse once it is back, every second once. This file runs its own ClickHouse (and a
-// service instance pointed at it) so that stopping it disturbs nothing else.
+// service instance pointed at it) so that stopping it disturbs nothing else; that server merges
+// nothing, so a second stored twice is still there to be counted (test/support/copies.ts).
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
@@ -11,6 +12,7 @@ import { startClickHouse, type ClickHouseOptions } from '../../ops/stack/clickho
 import type { Service } from '../../ops/stack/process.ts';
 import { sql } from '../../storage/sql.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
+import { assertNoMerges, NO_MERGES, storedTwice } from '../support/copies.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
@@ -50,6 +52,7 @@ test.before(async () => {
     dir: join(config.varDir, 'test', `voice-outage-clickhouse-${process.pid}`),
     httpPort: await freePort(),
     tcpPort: await freePort(),
+    configFiles: NO_MERGES,
   };
   const started = await startClickHouse(clickhouseOptions);
   clickhouse = started;
@@ -74,27 +77,29 @@ test.after(async () => {
 });
 
 interface Coverage {
-  rows: number;
+  /** Distinct seconds stored, however many times each. */
+  seconds: number;
   first: number;
   last: number;
 }
 
 async function coverage(session: string): Promise<Coverage> {
   const result = await client.query({
-    query: sql`SELECT count() AS total, min(second) AS first, max(second) AS last
-            FROM audio_seconds FINAL WHERE session = ${session}`,
+    query: sql`SELECT uniqExact(second) AS seconds, min(second) AS first, max(second) AS last
+            FROM audio_seconds WHERE session = ${session}`,
     format: 'JSONEachRow',
   });
-  const [row] = await result.json<{ total: number; first: number; last: number }>();
-  return { rows: Number(row?.total), first: Number(row?.first), last: Number(row?.last) };
+  const [row] = await result.json<{ seconds: number; first: number; last: number }>();
+  return { seconds: Number(row?.seconds), first: Number(row?.first), last: Number(row?.last) };
 }
 
 test('ClickHouse down for 10 s while a stream runs: no second lost, none twice', async () => {
   const { id } = stream!;
   const api = services!;
   await runFor(api, id, 20);
+  await assertNoMerges(client);
   const before = await coverage(id);
-  assert.ok(before.rows >= 10, `rows before the outage: ${JSON.stringify(before)}`);
+  assert.ok(before.seconds >= 10, `rows before the outage: ${JSON.stringify(before)}`);
 
   await clickhouse!.stop();
   const outageStart = Date.now();
@@ -108,18 +113,20 @@ test('ClickHouse down for 10 s while a stream runs: no second lost, none twice',
   const finished = await stopSession(api, id);
   const lastSecond = Math.floor(finished.duration);
 
-  // Drained: every second from the first to the stop is in, each once (rows share their
-  // second's key, so FINAL counts a redelivered second once and a missing one not at all).
+  // Drained: every second from the first to the stop is in; then, with every row acknowledged
+  // (none left to come back after its ack_wait), each second is stored once.
   const deadline = Date.now() + 30_000;
   let after = await coverage(id);
-  while (Date.now() < deadline && !(after.last >= lastSecond - 1 && after.rows === after.last - after.first + 1)) {
+  while (Date.now() < deadline && !(after.last >= lastSecond - 1 && after.seconds === after.last - after.first + 1)) {
     await sleep(1000);
     after = await coverage(id);
   }
   const summary = JSON.stringify({ before, after, outageEnd, lastSecond });
   assert.ok(after.first <= before.first, summary);
   assert.ok(after.last >= lastSecond - 1, `rows up to the stop: ${summary}`);
-  assert.is(after.rows, after.last - after.first + 1, `no second missing: ${summary}`);
+  assert.is(after.seconds, after.last - after.first + 1, `no second missing: ${summary}`);
+  await api.rowsStored();
+  assert.equal(await storedTwice(client, 'audio_seconds', ['second'], id), [], `each second stored once: ${summary}`);
 
   const reply = await api.api('GET', `/v1/sessions/${id}/audio/features?granularity=5`);
   assert.is(reply.status, 200, JSON.stringify(reply.body));
