@@ -86,12 +86,13 @@ Try: curl -H 'Authorization: Bearer ${token}' ${baseUrl}/v1/sessions`);
     try {
       const demo = await starting;
       console.log(`
-The demo is running: a ${Math.round(demo.clipSeconds)}-second clip of faces and speech, looped and published on ${demo.streamUri},
-analysed in session ${demo.session}. Its charts fill within a minute:
-  ${demo.dashboardUrl}
-(sign in with the token above; \`npm start -- --no-demo\` or DEMO=false starts without it)`);
+The demo is running: a ${Math.round(demo.clipSeconds)}-second clip of faces and speech, looped as a live stream.
+  watch it:   ${demo.dashboardUrl} (sign in with the token above; the charts fill within a minute)
+  session:    ${demo.session}
+  stream:     ${demo.streamUri}
+  without it: npm start -- --no-demo, or DEMO=false npm start`);
     } catch (error) {
-      console.error(`The demo did not start (${(error as Error).message}); the service runs without it.`);
+      console.error(`\nThe demo did not start; the service runs without it. Why:\n${(error as Error).message}`);
     }
   }
   console.log('\nCtrl-C stops everything.');
