@@ -32,6 +32,16 @@ export const overloaded = (retryAfterMs?: number) =>
     retryAfterMs === undefined ? undefined : Math.max(1, Math.ceil(retryAfterMs / 1000)),
   );
 export const unavailable = (message: string) => new ServiceError(503, 'unavailable', message);
+/**
+ * The host could not finish in time (it is busy, or the session is changing under many
+ * requests at once): a 503 the host decides, with when to retry, rather than the caller's
+ * bus timeout, which says nothing. `message` says what state the request left.
+ */
+export const notInTime = (message: string, retryAfterMs = 1000) =>
+  new ServiceError(503, 'unavailable', message, undefined, retryAfterSeconds(retryAfterMs));
+
+// An estimate kept to a span a client will wait.
+const retryAfterSeconds = (ms: number) => Math.min(60, Math.max(1, Math.ceil(ms / 1000)));
 export const beingDeleted = () => new ServiceError(409, 'being_deleted', 'the session is being deleted');
 export const quotaExceeded = (message: string) => new ServiceError(429, 'quota_exceeded', message);
 

@@ -2,7 +2,7 @@
 // a reply either carries the JSON result, or the headers Nats-Service-Error(-Code) and a JSON
 // body { code, message, details }.
 import { headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { ServiceError, isTransient, overloaded, unavailable } from './errors.ts';
+import { ServiceError, isTransient, notInTime, overloaded, unavailable } from './errors.ts';
 import type { Logger } from './log.ts';
 import { operations, type Operation, type ReplyOf, type RequestOf } from './operations.ts';
 import { accept, checker } from './validate.ts';
@@ -12,7 +12,7 @@ const ERROR_CODE = 'Nats-Service-Error-Code';
 
 export type { ReplyOf, RequestOf };
 
-/** How long the caller waits, sent with the request so the responder can give up in time. */
+/** How long the responder has, sent with the request so that it answers in time. */
 const TIMEOUT_HEADER = 'Emo-Timeout-Ms';
 /**
  * When the caller stops waiting, in ms since the epoch on its clock: a request that reached the
@@ -55,8 +55,9 @@ async function exchange<O extends Operation>(
   let reply: Msg;
   try {
     const h = headers();
-    h.set(TIMEOUT_HEADER, String(timeoutMs));
-    h.set(DEADLINE_HEADER, String(Date.now() + timeoutMs));
+    const answerWithinMs = timeoutMs - replySlackMs(timeoutMs);
+    h.set(TIMEOUT_HEADER, String(answerWithinMs));
+    h.set(DEADLINE_HEADER, String(Date.now() + answerWithinMs));
     reply = await nc.request(operations[operation].subject, JSON.stringify(request), { timeout: timeoutMs, headers: h });
   } catch (error) {
     if (operation === 'sessions.create' && isNoResponders(error)) throw overloaded(await roomExpectedIn(nc, timeoutMs));
@@ -76,6 +77,14 @@ async function exchange<O extends Operation>(
   }
   return body as ReplyOf<O>;
 }
+
+/**
+ * How much earlier than the caller gives up the responder is asked to answer: a reply made at
+ * the responder's deadline still has the time to arrive from a host whose event loop runs late
+ * (a busy host's turns take hundreds of milliseconds), so the caller gets the host's decision,
+ * a 503 with Retry-After, rather than a timeout of its own that says nothing.
+ */
+const replySlackMs = (timeoutMs: number) => Math.min(1000, Math.round(timeoutMs / 5));
 
 const isNoResponders = (error: unknown) =>
   error instanceof Error &&
@@ -107,7 +116,11 @@ function asServiceError(error: unknown, operation: Operation): ServiceError {
 
 /** What a handler knows about the call besides its request. */
 export interface CallContext {
-  /** When the caller stops waiting (ms since the epoch): a change must not start after it. */
+  /**
+   * When the handler's answer is due (ms since the epoch), a little before the caller stops
+   * waiting: a change must not start after it. A handler still running then is answered 503
+   * with Retry-After for it, and whatever it does afterwards is nobody's answer.
+   */
   deadline: number;
 }
 
@@ -151,13 +164,21 @@ async function answer<O extends Operation>(
   handler: (request: RequestOf<O>, context: CallContext) => Promise<ReplyOf<O>>,
   log: Logger,
 ): Promise<number> {
-  const context = { deadline: deadlineOf(msg) };
-  // Nobody reads the answer any more: no work, and no reply.
-  if (Date.now() >= context.deadline) {
+  const { deadline, sentAt } = timesOf(msg);
+  const context = { deadline };
+  // Queued behind others past its time: not started, and answered at once while the caller may
+  // still be listening (its own wait ends a little later).
+  if (Date.now() >= deadline) {
     log.debug({ operation }, 'request arrived after its deadline');
-    return ABANDONED;
+    return respondLate(msg, operation, sentAt, log, 'the host was too busy to start this request in time; nothing was done, retry later');
   }
-  let reply: string;
+  let answered = false;
+  const due = setTimeout(() => {
+    answered = true;
+    respondLate(msg, operation, sentAt, log, 'the host could not finish this request in time; retry later');
+  }, deadline - Date.now());
+  let reply: string | undefined;
+  let failure: unknown;
   try {
     const { request: requestSchema, reply: replySchema } = operations[operation];
     const request = accept(requestSchema, msg.json()) as RequestOf<O>;
@@ -166,12 +187,20 @@ async function answer<O extends Operation>(
     if (!checker(replySchema).Check(result)) throw new Error(`the ${operation} reply does not match its contract`);
     reply = JSON.stringify(result);
   } catch (error) {
-    // Given up at its deadline (a read's queries end with it): nobody waits, and nothing failed.
-    if (error instanceof ServiceError && error.status === ABANDONED && Date.now() >= context.deadline) {
-      log.debug({ operation }, 'request given up at its deadline');
-      return ABANDONED;
+    failure = error;
+  } finally {
+    clearTimeout(due);
+  }
+  if (answered) {
+    log.debug({ operation, failed: failure !== undefined }, 'request finished after it was answered 503 at its deadline');
+    return LATE;
+  }
+  if (reply === undefined) {
+    // Given up at its deadline (a read's queries end with it): not a failure of the service.
+    if (failure instanceof ServiceError && failure.status === LATE && Date.now() >= deadline) {
+      return respondLate(msg, operation, sentAt, log, failure.message);
     }
-    return respondError(msg, error, operation, log);
+    return respondError(msg, failure, operation, log);
   }
   try {
     msg.respond(reply);
@@ -184,19 +213,37 @@ async function answer<O extends Operation>(
 
 // A request without the header (an older gateway, a tool) gets the gateway's default wait.
 const DEFAULT_TIMEOUT_MS = 5000;
-/** The status a request that arrived past its deadline is counted with: what its caller got. */
-const ABANDONED = 503;
+/** The status of a request answered at or past its deadline: 503 with Retry-After. */
+const LATE = 503;
 
 /**
- * The caller's deadline, never later than its wait from now: a clock behind the caller's
- * cannot lengthen it; one ahead shortens it by the difference (milliseconds under NTP).
+ * When the answer is due, never later than the caller's wait from now: a clock behind the
+ * caller's cannot lengthen it; one ahead shortens it by the difference (milliseconds under
+ * NTP). And when, about, the request was sent: how far behind this host is.
  */
-function deadlineOf(msg: Msg): number {
+function timesOf(msg: Msg): { deadline: number; sentAt: number } {
   const timeoutMs = Number(msg.headers?.get(TIMEOUT_HEADER));
-  const valid = Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= 600_000;
-  const waited = Date.now() + (valid ? timeoutMs : DEFAULT_TIMEOUT_MS);
-  const deadline = Number(msg.headers?.get(DEADLINE_HEADER));
-  return Number.isFinite(deadline) && deadline > 0 ? Math.min(waited, deadline) : waited;
+  const budget = Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= 600_000 ? timeoutMs : DEFAULT_TIMEOUT_MS;
+  const waited = Date.now() + budget;
+  const sent = Number(msg.headers?.get(DEADLINE_HEADER));
+  const deadline = Number.isFinite(sent) && sent > 0 ? Math.min(waited, sent) : waited;
+  return { deadline, sentAt: deadline - budget };
+}
+
+/**
+ * The host's own 503 for a request it could not answer in time: retry after about as long as
+ * this one has waited, which is how far behind the host is.
+ */
+function respondLate(msg: Msg, operation: string, sentAt: number, log: Logger, message: string): number {
+  const behindMs = Date.now() - sentAt;
+  log.warn({ operation, behindMs }, 'answered 503: not finished in time');
+  try {
+    return send(msg, notInTime(message, behindMs));
+  } catch (error) {
+    // The connection is closing: nobody is left to answer.
+    log.debug({ err: error, operation }, 'late answer not sent');
+    return LATE;
+  }
 }
 
 /** Answers the error; returns its status. */
@@ -210,6 +257,10 @@ function respondError(msg: Msg, error: unknown, operation: string, log: Logger):
   if (!(error instanceof ServiceError) || failure.status >= 500) {
     log.error({ err: error, operation }, 'request failed');
   }
+  return send(msg, failure);
+}
+
+function send(msg: Msg, failure: ServiceError): number {
   const h = headers();
   h.set(ERROR, headerText(failure.message));
   h.set(ERROR_CODE, String(failure.status));

@@ -12,7 +12,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { openBucket } from './bucket.ts';
 import type { Caller, SessionRecord } from './contracts/session.ts';
-import { notFound } from './errors.ts';
+import { notFound, notInTime } from './errors.ts';
 import { SESSION_ID } from './ids.ts';
 import type { Logger } from './log.ts';
 import { buckets } from './subjects.ts';
@@ -37,6 +37,12 @@ export interface WatchFollower {
 }
 
 const CACHED_RECORDS = 100_000;
+// A change whose caller set no time of its own gets this long to land.
+const CHANGE_MS = 10_000;
+// The pauses between compare-and-set attempts that lost to another process: random within a
+// span that doubles from the first to the last, so that writers racing do not race again in step.
+const FIRST_PAUSE_MS = 10;
+const LAST_PAUSE_MS = 250;
 // How long a deletion is remembered: far longer than any row of the session can still be on
 // its way (a stopped worker flushes within seconds; a publisher retries for minutes at most).
 const DELETIONS_KEPT_MS = 3_600_000;
@@ -44,6 +50,12 @@ const DELETIONS_KEPT_MS = 3_600_000;
 export class SessionRecords {
   /** Recently read or changed records, least recently used first. */
   private readonly recent = new Map<string, Versioned>();
+  /**
+   * The last change queued for each session record: this process's changes of one record take
+   * turns, so that they never lose a compare-and-set to each other (eight renames at once were
+   * eight rounds of conflicts, each two round trips); only other processes' writes conflict.
+   */
+  private readonly turns = new Map<string, Promise<void>>();
   /** Sessions deleted lately, with when, oldest first: a row of theirs arriving now is late. */
   private readonly deletions = new Map<string, number>();
   private closed = false;
@@ -69,32 +81,65 @@ export class SessionRecords {
 
   /**
    * Applies `change` to the latest record and writes it if nobody wrote in between; on a
-   * conflict, reads again and reapplies. `change` may return UNCHANGED to write nothing.
-   * Undefined when there is no such session. With `timeoutMs`, fails once that has passed
-   * without an answer, though a write already sent may still land.
+   * conflict, reads again and reapplies, after a random pause, until `deadline` (or `timeoutMs`
+   * from now; by default CHANGE_MS). `change` may return UNCHANGED to write nothing. Undefined
+   * when there is no such session. Past the deadline with no write landed it fails with a 503
+   * and a Retry-After (ServiceError): for a conflict, nothing was written; for a bucket that did
+   * not answer ("timeout"), a write already sent may still land. `attempts` caps the writes
+   * tried (a takeover tries once: losing it means another host was faster).
    */
   async update(
     id: string,
     change: (record: SessionRecord) => SessionRecord | typeof UNCHANGED,
-    { attempts = 10, timeoutMs }: { attempts?: number; timeoutMs?: number } = {},
+    { attempts = Infinity, deadline, timeoutMs }: { attempts?: number; deadline?: number; timeoutMs?: number } = {},
   ): Promise<Versioned | undefined> {
-    const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
-    for (let attempt = 0; attempt < attempts; attempt++) {
+    const until = deadline ?? Date.now() + (timeoutMs ?? CHANGE_MS);
+    return this.inTurn(id, until, () => this.compareAndSet(id, change, until, attempts));
+  }
+
+  private async compareAndSet(
+    id: string,
+    change: (record: SessionRecord) => SessionRecord | typeof UNCHANGED,
+    deadline: number,
+    attempts: number,
+  ): Promise<Versioned | undefined> {
+    for (let attempt = 0; ; attempt++) {
       const current = await before(deadline, this.fresh(id));
       if (!current) return undefined;
       const next = change(structuredClone(current.record));
       if (next === UNCHANGED) return current;
       let revision: number;
       try {
-        revision = await this.kv.update(id, JSON.stringify(next), current.revision, deadline === undefined ? undefined : Math.max(1, deadline - Date.now()));
+        revision = await before(deadline, this.kv.update(id, JSON.stringify(next), current.revision, Math.max(1, deadline - Date.now())));
       } catch (error) {
-        if (isConflict(error)) continue;
-        throw error;
+        if (!isConflict(error)) throw error;
+        const pause = Math.random() * Math.min(LAST_PAUSE_MS, FIRST_PAUSE_MS * 2 ** attempt);
+        // Another read and write must fit after the pause.
+        if (attempt + 1 >= attempts || Date.now() + pause + 2 * FIRST_PAUSE_MS >= deadline) {
+          throw notInTime('the session is being changed by many requests at once; this change was not made, retry later');
+        }
+        await sleep(pause);
+        continue;
       }
       this.written(current.record, next);
       return this.remember({ record: next, revision });
     }
-    throw new Error(`session ${id}: too many concurrent changes`);
+  }
+
+  /** Runs `work` once this process's earlier changes of the record are done, unless `deadline` passes first. */
+  private async inTurn<T>(id: string, deadline: number, work: () => Promise<T>): Promise<T> {
+    const previous = this.turns.get(id);
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const last = previous ? previous.then(() => mine) : mine;
+    this.turns.set(id, last);
+    try {
+      if (previous) await before(deadline, previous, 'the session is being changed by many requests at once; this change was not made, retry later');
+      return await work();
+    } finally {
+      done();
+      if (this.turns.get(id) === last) this.turns.delete(id);
+    }
   }
 
   /**
@@ -122,6 +167,19 @@ export class SessionRecords {
     const entry = await this.kv.get(id);
     if (!entry || entry.operation !== 'PUT') return undefined;
     return this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
+  }
+
+  /**
+   * Whether the session has ended: finished, or deleted (its key holds the deletion's marker);
+   * undefined when its record was never written (a create still in flight, or one that failed).
+   * A finished record this process holds is final and needs no round trip.
+   */
+  async ended(id: string): Promise<boolean | undefined> {
+    if (this.recent.get(id)?.record.state === 'finished' || this.deletions.has(id)) return true;
+    const entry = await this.kv.get(id);
+    if (!entry) return undefined;
+    if (entry.operation !== 'PUT') return true;
+    return this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision }).record.state !== 'active';
   }
 
   /** The record as this process last saw it: at most a watch delivery behind the latest write. */
@@ -232,12 +290,16 @@ export function isConflict(error: unknown): boolean {
   return /wrong last sequence|10071|key exists/i.test(text);
 }
 
-/** `work`'s result, or a timeout error once `deadline` has passed; the work itself goes on. */
-async function before<T>(deadline: number | undefined, work: Promise<T>): Promise<T> {
-  if (deadline === undefined) return work;
+/** `work`'s result, or a 503 (ServiceError) once `deadline` has passed; the work itself goes on. */
+async function before<T>(
+  deadline: number,
+  work: Promise<T>,
+  message = 'timeout: the session records did not answer in time; a change may still be made, retry later',
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  const startedAt = Date.now();
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timeout: no answer from the session records')), Math.max(0, deadline - Date.now()));
+    timer = setTimeout(() => reject(notInTime(message, Date.now() - startedAt)), Math.max(0, deadline - Date.now()));
   });
   try {
     return await Promise.race([work, expired]);

@@ -9,7 +9,7 @@
 // that session (a 503 until it can tell) rather than making a second, and the session is
 // counted. If none was made, the claim is abandoned and the slot pruned after a minute.
 import type { CreateSessionRequest, SessionRecord } from '../../bus/contracts/session.ts';
-import { badRequest, unavailable } from '../../bus/errors.ts';
+import { badRequest, notInTime } from '../../bus/errors.ts';
 import { parseStreamUri, type StreamUri } from '../../bus/stream-uri.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { fingerprintOf, type IdempotencyKeys } from './idempotency.ts';
@@ -52,7 +52,7 @@ export async function admitSession(
       if (earlier) return { record: earlier.record, created: false };
       const abandoned = now - result.earlier.at > ABANDONED_CLAIM_MS;
       if (!abandoned || !(await deps.keys.reclaim(caller.user, idempotencyKey, claim, result.revision))) {
-        throw unavailable('a request with this Idempotency-Key is still in progress; retry later');
+        throw notInTime('a request with this Idempotency-Key is still in progress; retry later');
       }
       // The abandoned attempt made no session; the slot it may hold would be pruned only a moment from now.
       await deps.quotas.release(caller.user, result.earlier.session).catch(() => {});
@@ -60,11 +60,11 @@ export async function admitSession(
   }
   let sent = false;
   try {
-    await deps.quotas.admit(caller.user, record.id);
+    await deps.quotas.admit(caller.user, record.id, deadline - COMMIT_MARGIN_MS);
     const refusal = await deps.streamRefusal(parseStreamUri(body.streamUri));
     if (refusal) throw badRequest('invalid_body', `body.streamUri: ${refusal}`, [{ field: 'body.streamUri', message: refusal }]);
     if (Date.now() > deadline - COMMIT_MARGIN_MS) {
-      throw unavailable('the request took too long; nothing was created, retry later');
+      throw notInTime('the host is too busy to create the session in time; nothing was created, retry later', Date.now() - now);
     }
     sent = true;
     await deps.records.create(record);

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Caller, SessionRecord } from '../../bus/contracts/session.ts';
-import { ServiceError, badRequest, beingDeleted, notFound, unavailable } from '../../bus/errors.ts';
+import { ServiceError, badRequest, beingDeleted, notFound, notInTime } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
 import { call, type RequestObserver } from '../../bus/rpc.ts';
 import { UNCHANGED, type SessionRecords } from '../../bus/session-records.ts';
@@ -33,7 +33,7 @@ export async function deleteSession(
 ): Promise<void> {
   const { record } = await records.owned(caller, id, true);
   if (record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
-  const taken = await take(records, id, 0);
+  const taken = await take(records, id, 0, deadline);
   if (taken === 'gone') throw notFound();
   if (taken === 'busy') throw beingDeleted();
   await purgeAndRemove(nc, records, taken, deadline, observe);
@@ -49,13 +49,13 @@ export async function resumeDeletion(nc: NatsConnection, records: SessionRecords
 }
 
 /** Marks the finished session as being deleted, unless a deletion took it within `olderThanMs`. */
-async function take(records: SessionRecords, id: string, olderThanMs: number): Promise<SessionRecord | 'gone' | 'busy'> {
+async function take(records: SessionRecords, id: string, olderThanMs: number, deadline?: number): Promise<SessionRecord | 'gone' | 'busy'> {
   let busy = false;
   const taken = await records.update(id, (record) => {
     const other = record.deletingSince !== undefined && (olderThanMs === 0 || Date.now() - record.deletingSince < olderThanMs);
     busy = other || record.state === 'active';
     return busy ? UNCHANGED : { ...record, deletingSince: Date.now() };
-  });
+  }, { deadline });
   if (!taken) return 'gone';
   return busy ? 'busy' : taken.record;
 }
@@ -71,7 +71,8 @@ async function purgeAndRemove(
   for (;;) {
     const left = deadline - Date.now() - REPLY_MARGIN_MS;
     if (left < MIN_PURGE_MS) {
-      throw unavailable('the session is being deleted and the service finishes it; it answers 404 once gone');
+      // Resumed by a host once the deletion is left for ABANDONED_MS.
+      throw notInTime('the session is being deleted and the service finishes it; it answers 404 once gone', ABANDONED_MS);
     }
     try {
       await call(nc, 'sessions.purge', { caller, session: record.id }, left, observe);

@@ -9,7 +9,8 @@ const FAILURES: StopReason[] = ['resolution_exceeded', 'stream_unreachable', 'st
 
 /**
  * Moves an active session to finished. With `owner`, only while that host still owns it, so a
- * host that lost the session to another cannot end it.
+ * host that lost the session to another cannot end it. With `deadline`, by then or not at all
+ * (a 503 with Retry-After).
  */
 export function finish(
   records: SessionRecords,
@@ -17,6 +18,7 @@ export function finish(
   reason: StopReason,
   detail?: string,
   owner?: string,
+  deadline?: number,
 ): Promise<Versioned | undefined> {
   const now = Date.now();
   return records.update(id, (record) => {
@@ -29,7 +31,7 @@ export function finish(
       workerState: FAILURES.includes(reason) ? 'failed' : 'stopped',
       ...(FAILURES.includes(reason) && detail ? { failure: detail } : {}),
     };
-  });
+  }, { deadline });
 }
 
 /**

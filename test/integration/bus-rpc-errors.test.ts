@@ -44,7 +44,7 @@ test('an error quoting CR, LF and lone surrogates is answered, and the responder
   sub.unsubscribe();
 });
 
-test('a request that reaches the responder after its caller stopped waiting is not started', async () => {
+test('a request that reaches the responder after its deadline is not started, and answered 503 with Retry-After', async () => {
   // On the operation's own subject, so that `call` reaches it: no service runs in this file.
   const subject = operations['sessions.get'].subject;
   const started: number[] = [];
@@ -58,11 +58,12 @@ test('a request that reaches the responder after its caller stopped waiting is n
   const late = headers();
   late.set('Emo-Timeout-Ms', '5000');
   late.set('Emo-Deadline', String(Date.now() - 1));
-  const lateReply = await nc.request(subject, request, { timeout: 1000, headers: late }).then(() => 'answered', (error: Error) => error.name);
-  assert.is(lateReply, 'TimeoutError', 'no reply');
+  const lateReply = await nc.request(subject, request, { timeout: 1000, headers: late });
+  assert.is(lateReply.headers?.get('Nats-Service-Error-Code'), '503', 'the host decides: 503, not the caller\'s timeout');
+  assert.ok(lateReply.json<{ retryAfterSeconds: number }>().retryAfterSeconds >= 1, 'with when to retry');
   assert.equal(started, [], 'the handler never ran');
   assert.equal(answered, [503], 'counted as its caller saw it');
-  // In time: started, and told the caller's deadline, never later than its wait.
+  // In time: started, and told its deadline, never later than the caller's wait.
   const before = Date.now();
   const reply = await call(nc, 'sessions.get', { caller: { user: 'u', product: 'p' }, session: 'x' }, 2000)
     .then(() => 'ok', (error: { status: number }) => error.status);
