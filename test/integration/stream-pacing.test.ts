@@ -89,7 +89,7 @@ async function watch(name: string, streamUri: string): Promise<Watched> {
   assert.is(created.status, 201, JSON.stringify(created.body));
   const watched: Watched = { id: created.body._id, samples: [], videoRows: [] };
   nc.subscribe(subjects.row(watched.id, 'video'), {
-    callback: (_error, msg) => watched.videoRows.push(...msg.json<{ second: number; frames: number }[]>()),
+    callback: (_error, msg) => void watched.videoRows.push(...msg.json<{ second: number; frames: number }[]>()),
   });
   return watched;
 }
