@@ -94,6 +94,8 @@ const isNoResponders = (error: unknown) =>
 
 // The answer of any host will do; one that cannot answer quickly leaves the 503 without a Retry-After.
 const ROOM_TIMEOUT_MS = 1000;
+/** A request nobody answered in time: a responder that busy is worth a moment before the retry. */
+const TIMED_OUT_RETRY_MS = 2000;
 
 /** How long until a host expects room (a host's own estimate: any one host answers); undefined if none answers in time. */
 async function roomExpectedIn(nc: NatsConnection, timeoutMs: number): Promise<number | undefined> {
@@ -109,7 +111,8 @@ function asServiceError(error: unknown, operation: Operation): ServiceError {
     return operation === 'sessions.create' ? overloaded() : unavailable('no actor host is reachable; retry later');
   }
   if (error instanceof Error && error.name === 'TimeoutError') {
-    return unavailable(`the ${operation} request timed out; retry later`);
+    // Rare since responders answer 503 at their own deadline; still a clear retry for the client.
+    return notInTime(`the ${operation} request timed out; retry later`, TIMED_OUT_RETRY_MS);
   }
   return unavailable(`the bus failed: ${error instanceof Error ? error.message : String(error)}`);
 }

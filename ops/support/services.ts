@@ -43,7 +43,8 @@ export interface Services {
   startHost(env?: Record<string, string>): Promise<Service>;
   api<T = any>(method: string, path: string, options?: { body?: unknown; token?: string; raw?: string; headers?: Record<string, string> }): Promise<Reply<T>>;
   /** Polls a session until `predicate` holds. */
-  waitForSession(id: string, predicate: (session: any) => boolean, timeoutMs?: number): Promise<any>;
+  /** Polls the session as `token`'s user (alice's by default) until `predicate` holds. */
+  waitForSession(id: string, predicate: (session: any) => boolean, timeoutMs?: number, token?: string): Promise<any>;
   /** Waits until the storage writer has stored every row published so far. */
   rowsStored(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -132,11 +133,11 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     return { status: response.status, body: parsed as never, headers: response.headers };
   };
 
-  const waitForSession: Services['waitForSession'] = async (id, predicate, timeoutMs = 30_000) => {
+  const waitForSession: Services['waitForSession'] = async (id, predicate, timeoutMs = 30_000, token = users.alice.token) => {
     let last: unknown;
     try {
       await waitUntil(`session ${id}`, async () => {
-        const reply = await api('GET', `/v1/sessions/${id}`);
+        const reply = await api('GET', `/v1/sessions/${id}`, { token });
         last = reply.body;
         return reply.status === 200 && predicate(reply.body);
       }, timeoutMs);

@@ -1,5 +1,6 @@
 // Publishing a pre-encoded clip as a live stream, looped at its own pace without re-encoding
-// (about 1% of a core), and waiting until a stream can actually be played.
+// (about 1% of a core), or as fast as the server takes it (a recorded file pushed at wire
+// speed), and waiting until a stream can actually be played.
 import { execFile } from 'node:child_process';
 import { startService } from '../../stack/process.ts';
 
@@ -15,11 +16,13 @@ function outputFormat(url: string): string[] {
   throw new Error(`cannot publish to ${url}`);
 }
 
-export function publish(clip: string, url: string, ffmpegPath = 'ffmpeg'): Publisher {
+export type PublishPace = 'real-time' | 'wire-speed';
+
+export function publish(clip: string, url: string, ffmpegPath = 'ffmpeg', pace: PublishPace = 'real-time'): Publisher {
   const target = /^udp:\/\//.test(url) && !url.includes('?') ? `${url}?pkt_size=1316` : url;
-  const publisher = startService('publisher', ffmpegPath, [
+  const publisher = startService(pace === 'real-time' ? 'publisher' : 'wire-speed publisher', ffmpegPath, [
     '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'warning',
-    '-re', '-stream_loop', '-1', '-i', clip,
+    ...(pace === 'real-time' ? ['-re'] : []), '-stream_loop', '-1', '-i', clip,
     '-c', 'copy', ...outputFormat(url), target,
   ], { graceMs: 2000 });
   return { pid: publisher.pid, stop: () => publisher.stop() };

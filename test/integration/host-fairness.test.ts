@@ -1,0 +1,144 @@
+// One session, one cost (actors/host-room.ts, host-load.ts, session-cost.ts): what one user's
+// streams do shows in their own sessions, not in another user's answers or analysis. An idle
+// host takes eight creates of 720p streams within 30 s and then a ninth and tenth, each with
+// its own answer; one user's sessions on streams pushed at wire speed leave another user's
+// create answered at once and its analysis at full effort. Real NATS, ClickHouse, nginx-rtmp,
+// ffmpeg and an actor host with the default HOST_CAPACITY.
+import type { NatsConnection } from '@nats-io/transport-node';
+import { test } from '../support/uvu.ts';
+import * as assert from 'uvu/assert';
+import type { VideoSecond } from '../../bus/contracts/rows.ts';
+import { readConfig } from '../../bus/config.ts';
+import { connectBus } from '../../bus/connection.ts';
+import { createLog } from '../../bus/log.ts';
+import { subjects } from '../../bus/subjects.ts';
+import { startServices, type Services } from '../../ops/support/services.ts';
+import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+import { clipsDir, startStreamServer } from '../support/analysis.ts';
+import { makeClip } from '../support/clips.ts';
+
+const config = readConfig();
+let services: Services;
+let rtmp: RtmpServer;
+let nc: NatsConnection;
+const publishers: Publisher[] = [];
+const streams = { live720: '', small: '', oversize: '', wire: '', wireLarge: '' };
+
+test.before(async () => {
+  rtmp = await startStreamServer('host-fairness');
+  const tone = { type: 'tones' as const, tones: [{ hz: 300, seconds: 10 }] };
+  const [live720, small, oversize] = await Promise.all([
+    makeClip({ width: 1280, height: 720, seconds: 10, fps: 15, container: 'flv', video: { type: 'testsrc' }, audio: tone }, clipsDir),
+    makeClip({ width: 320, height: 240, seconds: 10, fps: 15, container: 'flv', video: { type: 'testsrc' }, audio: tone }, clipsDir),
+    // Above the 1080p limit: a session on it must end as resolution_exceeded.
+    makeClip({ width: 2560, height: 1440, seconds: 4, fps: 5, container: 'flv', video: { type: 'testsrc' }, audio: { type: 'none' } }, clipsDir),
+  ]);
+  streams.live720 = rtmp.url('live720');
+  streams.small = rtmp.url('small');
+  streams.oversize = rtmp.url('oversize');
+  streams.wire = rtmp.url('wire');
+  streams.wireLarge = rtmp.url('wire-large');
+  publishers.push(
+    publish(live720, streams.live720, config.ffmpegPath),
+    publish(small, streams.small, config.ffmpegPath),
+    publish(oversize, streams.oversize, config.ffmpegPath),
+    publish(live720, streams.wire, config.ffmpegPath, 'wire-speed'),
+    publish(live720, streams.wireLarge, config.ffmpegPath, 'wire-speed'),
+  );
+  await Promise.all(Object.values(streams).map((uri) => waitForStream(uri)));
+  // The defaults that matter here: HOST_CAPACITY and the user quota of 8 active sessions.
+  services = await startServices({ name: 'host-fairness', env: { STREAM_UNREACHABLE_SECONDS: '900' } });
+  nc = await connectBus('host-fairness test', config.natsUrl, createLog(config));
+});
+
+test.after(async () => {
+  await nc?.close();
+  await services?.stop();
+  await Promise.all(publishers.map((publisher) => publisher.stop()));
+  await rtmp?.stop();
+});
+
+const create = (name: string, streamUri: string, token: string) => services.api('POST', '/v1/sessions', { body: { name, streamUri }, token });
+const stopAll = async (ids: string[], token: string) => {
+  for (const id of ids) await services.api('POST', `/v1/sessions/${id}/stop`, { token });
+};
+const working = (id: string, token: string) =>
+  services.waitForSession(id, (session) => session.meta?.workerState === 'working' && session.meta.mediaSeconds > 2, 90_000, token);
+
+test('an idle host takes eight 720p creates within 30 s, then a ninth and tenth each get their own answer', async () => {
+  const { alice, bob } = services.users;
+  const started = Date.now();
+  const ids: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    const created = await create(`720p ${i}`, streams.live720, alice.token);
+    assert.is(created.status, 201, `create ${i}: ${JSON.stringify(created.body)}`);
+    ids.push(created.body._id);
+  }
+  assert.ok(Date.now() - started < 30_000, 'the eight creates were answered within 30 s');
+  for (const id of ids) await working(id, alice.token);
+
+  // Another user's two more: one that works, one whose picture is over the limit. Each is the
+  // host's own decision about that stream, not a 503 for the load of the eight.
+  const ninth = await create('ninth', streams.live720, bob.token);
+  assert.is(ninth.status, 201, JSON.stringify(ninth.body));
+  const tenth = await create('tenth, too large', streams.oversize, bob.token);
+  assert.is(tenth.status, 201, JSON.stringify(tenth.body));
+  await working(ninth.body._id, bob.token);
+  const ended = await services.waitForSession(tenth.body._id, (session) => session.state === 'finished', 60_000, bob.token);
+  assert.is(ended.meta.stopReason, 'resolution_exceeded');
+
+  // Each running session shows its own cost, measured once it has worked for a window.
+  const costs = await Promise.all(
+    ids.map((id) => services.waitForSession(id, (session) => typeof session.meta?.cpuCores === 'number', 30_000, alice.token)),
+  );
+  for (const session of costs) assert.ok(session.meta.cpuCores > 0 && session.meta.cpuCores < 2, `meta.cpuCores ${session.meta.cpuCores}`);
+  await stopAll(ids, alice.token);
+  await stopAll([ninth.body._id], bob.token);
+});
+
+test("one user's sessions on streams pushed at wire speed leave another user's create and analysis as they were", async () => {
+  const { alice, bob } = services.users;
+  const heavy: string[] = [];
+  for (const [name, uri] of [['wire speed', streams.wire], ['wire speed too', streams.wireLarge]] as const) {
+    const created = await create(name, uri, bob.token);
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    heavy.push(created.body._id);
+  }
+  for (const id of heavy) await working(id, bob.token);
+
+  // Bob's media runs as fast as the server sends it; alice creates while it does.
+  const created = await create('beside the wire-speed streams', streams.small, alice.token);
+  assert.is(created.status, 201, `answered at once, not asked to wait: ${JSON.stringify(created.body)}`);
+  const id = created.body._id;
+  const rows: VideoSecond[] = [];
+  const subscription = nc.subscribe(subjects.row(id, 'video'), {
+    callback: (_error, msg) => {
+      rows.push(...msg.json<VideoSecond[]>());
+    },
+  });
+  await working(id, alice.token);
+  await new Promise((resolve) => setTimeout(resolve, 30_000));
+  subscription.unsubscribe();
+
+  // Seconds at either edge of the run may hold part of a second's frames.
+  const inner = rows.sort((a, b) => a.second - b.second).slice(2, -1);
+  assert.ok(inner.length >= 20, `alice's video rows over 30 s: ${inner.length}`);
+  const analysed = inner.reduce((sum, row) => sum + row.frames, 0);
+  const dropped = inner.reduce((sum, row) => sum + row.dropped, 0);
+  assert.ok(inner.every((row) => (row.effort ?? 0) === 0), `every second at full effort: ${JSON.stringify(inner.filter((row) => row.effort))}`);
+  assert.ok(inner.every((row) => row.frames <= config.analysisFps), 'no second holds more frames than real time gives');
+  assert.ok(dropped <= 0.01 * (analysed + dropped), `${dropped} of ${analysed + dropped} frames dropped`);
+
+  // Bob's sessions are held to real time and end as too fast; alice's goes on.
+  for (const heavyId of heavy) {
+    const ended = await services.waitForSession(heavyId, (session) => session.state === 'finished', 120_000, bob.token);
+    assert.is(ended.meta.stopReason, 'stream_too_fast');
+  }
+  const alices = await services.api('GET', `/v1/sessions/${id}`, { token: alice.token });
+  assert.is(alices.body.state, 'active');
+  assert.is(alices.body.meta.workerState, 'working');
+  await stopAll([id], alice.token);
+});
+
+test.run();
