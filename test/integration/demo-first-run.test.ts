@@ -3,7 +3,8 @@
 // the clip published in real time, a session created through the REST API with the user's
 // token), against this file's own service, and its printed link opened in a real browser
 // (Debian's Chromium): the session's charts, transcript and sentiment fill, the API holds the
-// same results, the list shows it, and stopping the demo ends the session and its stream.
+// same results, the list shows it, stopping the demo ends the session and its stream, and a
+// later start stops a demo session an earlier one left active.
 // Screenshots go to var/test/artifacts/demo-first-run/.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { readConfig } from '../../bus/config.ts';
 import { DEMO_SESSION_NAME, startDemo, type Demo } from '../../ops/demo/demo.ts';
-import { portOpen } from '../../ops/stack/ports.ts';
+import { freePort, portOpen } from '../../ops/stack/ports.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { settled } from '../support/analysis.ts';
@@ -123,6 +124,23 @@ test('stopping the demo stops its session and its stream server', async () => {
   assert.is(record.state, 'finished');
   assert.is(record.meta.stopReason, 'client');
   assert.not.ok(await portOpen(Number(new URL(streamUri).port)));
+});
+
+test('a start after one that never stopped its demo (a crash, a kill -9) stops that demo session first', async () => {
+  // Its stream server went with it: a port nothing listens on.
+  const streamUri = `rtmp://127.0.0.1:${await freePort()}/live/demo`;
+  const leftOver = await services.api('POST', '/v1/sessions', { body: { name: DEMO_SESSION_NAME, streamUri } });
+  assert.is(leftOver.status, 201);
+  const next = await startDemo({ baseUrl: services.baseUrl, token: services.users.alice.token, dir: join(dir, 'next'), config });
+  try {
+    const earlier = (await services.api('GET', `/v1/sessions/${leftOver.body._id}`)).body;
+    assert.is(earlier.state, 'finished');
+    assert.is(earlier.meta.stopReason, 'client');
+    const active = await services.api('GET', '/v1/sessions?state=active');
+    assert.equal(active.body.data.map((listed: { _id: string }) => listed._id), [next.session]);
+  } finally {
+    await next.stop();
+  }
 });
 
 test('the page logged no error', () => {
