@@ -33,14 +33,20 @@ export const FACE_EFFORT_LADDER: readonly Effort[] = [
 ];
 
 /**
- * The narrowest face, in pixels of the picture YuNet reads, that a step may bring a stream's
- * faces down to. Measured (ops/bench/README-small-faces.md, "The smallest face a step keeps"):
- * faces 11-15 px wide in YuNet's picture are found in every frame and counted in every
- * interval; at 7-10 px most frames miss some of them and intervals lose people.
+ * The narrowest face (YuNet's box), in pixels of the picture YuNet reads, that a step may bring a
+ * stream's faces down to. Measured (ops/bench/face-floor.ts, ops/bench/README-small-faces.md, "The
+ * smallest face a step keeps"): four faces whose boxes are 15.6 px or wider were all found sure
+ * enough to start a track (score >= 0.75) at every step; at 14.4-15.3 px one of four was not, at
+ * 12-14 px two, at 11-12 px three. So a step is allowed while the smallest face stays 16 px wide.
  */
-export const MIN_DETECTABLE_FACE_PX = 11;
+export const MIN_DETECTABLE_FACE_PX = 16;
 /** A stream's floor remembers its smallest tracked face this long: a small face turned away a while still counts. */
 const FLOOR_MEMORY_MS = 30_000;
+/**
+ * A stream is analysed at full effort this long from its first analysed frame before its floor
+ * is known: a step too light for its faces would never find them, so they could never raise it.
+ */
+const FIRST_LOOK_MS = 10_000;
 
 /**
  * A step goes down past this share of frames dropped within WINDOW_MS: the capacity bound. A
@@ -114,6 +120,7 @@ class Stream implements StreamEffort {
   private readonly work = new Buckets(() => ({ seconds: 0 }));
   /** Per second, for each step of the ladder: the narrowest tracked face in YuNet's picture at that step. */
   private readonly faces = new Buckets(() => FACE_EFFORT_LADDER.map(() => Infinity));
+  private firstAnalysed: number | undefined;
 
   constructor(
     private readonly policy: FaceEffort,
@@ -129,6 +136,7 @@ class Stream implements StreamEffort {
   }
 
   tracked(faceWidths: readonly number[], frame: Size): void {
+    this.firstAnalysed ??= this.now();
     if (faceWidths.length === 0) return;
     const narrowest = Math.min(...faceWidths);
     const smallest = this.faces.at(this.now());
@@ -142,8 +150,12 @@ class Stream implements StreamEffort {
     this.work.at(this.now()).seconds += seconds;
   }
 
-  /** The lowest step that keeps every face tracked within FLOOR_MEMORY_MS at MIN_DETECTABLE_FACE_PX or wider. */
+  /**
+   * The lowest step that keeps every face tracked within FLOOR_MEMORY_MS at MIN_DETECTABLE_FACE_PX
+   * or wider; full effort until the stream has had its first look.
+   */
   floor(at: number): number {
+    if (this.firstAnalysed === undefined || at - this.firstAnalysed < FIRST_LOOK_MS) return 0;
     this.faces.keep(at, FLOOR_MEMORY_MS);
     const smallest = FACE_EFFORT_LADDER.map((_, step) => Math.min(...this.faces.values().map((widths) => widths[step]!)));
     let floor = 0;
