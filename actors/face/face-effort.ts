@@ -155,12 +155,17 @@ class Stream implements StreamEffort {
    * or wider; full effort until the stream has had its first look.
    */
   floor(at: number): number {
-    if (this.firstAnalysed === undefined || at - this.firstAnalysed < FIRST_LOOK_MS) return 0;
+    if (this.looking(at)) return 0;
     this.faces.keep(at, FLOOR_MEMORY_MS);
     const smallest = FACE_EFFORT_LADDER.map((_, step) => Math.min(...this.faces.values().map((widths) => widths[step]!)));
     let floor = 0;
     while (floor + 1 < FACE_EFFORT_LADDER.length && smallest[floor + 1]! >= MIN_DETECTABLE_FACE_PX) floor++;
     return floor;
+  }
+
+  /** Still in its first look: its floor is not known yet. */
+  looking(at: number): boolean {
+    return this.firstAnalysed === undefined || at - this.firstAnalysed < FIRST_LOOK_MS;
   }
 
   /** Seconds of work within WINDOW_MS. */
@@ -238,6 +243,8 @@ export class FaceEffort {
         move(costliest, this.streams.get(costliest)!.level + 1);
         return this.changedNow(changed, at);
       }
+      // A stream still in its first look may well go lower once it is over: not saturated yet.
+      if ([...this.streams.values()].some((stream) => stream.looking(at))) return { changed };
       const detail = `${(dropped * 100).toFixed(1)} % of frames dropped within ${WINDOW_MS / 1000} s with each of ${this.streams.size} streams at its floor`;
       return { changed, ...this.saturation(true, detail) };
     }
