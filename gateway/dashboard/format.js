@@ -33,6 +33,7 @@ const WORDS = {
   expired: 'reached its maximum length',
   resolution_exceeded: 'picture larger than 1080p; nothing analysed',
   stream_unreachable: 'the stream could not be reached',
+  stream_too_fast: 'the stream kept arriving faster than real time',
   worker_failed: 'the analysis failed',
 };
 
