@@ -17,6 +17,9 @@ const EMOTIONS = [
 ];
 const SOURCE_COLOURS = ['#4c78a8', '#f58518', '#54a24b', '#e45756', '#b279a2', '#72b7b2', '#9d755d', '#bab0ac'];
 
+/** Where the faces chart marks an interval read with reduced effort: along its top, on a scale of its own. */
+const REDUCED_MARK = 0.95;
+
 /** VADER's usual cut-offs on the compound score. */
 const tone = (compound) => (compound >= 0.05 ? 'positive' : compound <= -0.05 ? 'negative' : 'neutral');
 
@@ -52,6 +55,8 @@ export class Results {
   #transcript;
   #eventList;
   #sources = new Map(); // sensor source id -> {name, format, band (text sources: where their dots sit)}
+  #reduced = new Map(); // interval start -> seconds in it whose faces were read with reduced effort
+  #effortNote;
   #events = new Map(); // time -> (source id -> data): what the events chart shows
 
   constructor(root) {
@@ -63,8 +68,15 @@ export class Results {
         y: { format: percent, range: [0, 1] },
       }),
       faces: new Chart(at('faces'), axis, {
-        series: [line('faces', '#4c78a8')],
+        series: [
+          line('faces', '#4c78a8'),
+          dots('analysis reduced', '#e45756', {
+            scale: 'reduced',
+            value: (u, v, si, idx) => (v === null ? '--' : `${this.#reduced.get(u.data[0][idx]) ?? 0} s`),
+          }),
+        ],
         y: { format: (v) => (Number.isInteger(v) ? String(v) : ''), range: (min, max) => [0, Math.max(2, Math.ceil(max ?? 0) + 1)] },
+        scales: { reduced: { range: [0, 1] } },
       }),
       pitch: new Chart(at('pitch'), axis, { series: [line('pitch (Hz)', '#f58518')], y: { format: (v) => String(Math.round(v)) } }),
       level: new Chart(at('level'), axis, { series: [line('level (dBFS)', '#54a24b')], y: { format: (v) => String(Math.round(v)) } }),
@@ -76,6 +88,7 @@ export class Results {
     };
     this.#transcript = new TimeTable(find(root, '.transcript'));
     this.#eventList = new TimeTable(find(root, '.event-list'));
+    this.#effortNote = find(root, '.effort-note');
   }
 
   /** The session's sensor sources (from its `sources`), so events are named and drawn by format. */
@@ -86,10 +99,24 @@ export class Results {
     this.#drawEvents();
   }
 
-  /** One interval: the share of face-seconds dominated by each emotion, and the faces seen. */
-  emotionsAt(x, shares, faces) {
+  /**
+   * One interval: the share of face-seconds dominated by each emotion, the faces seen, and the
+   * seconds whose faces the host read with reduced effort (`reducedEffortSeconds`).
+   */
+  emotionsAt(x, shares, faces, reducedSeconds = 0) {
     this.#charts.emotions.put(x, EMOTIONS.map(([key]) => shares[key] ?? 0));
-    this.#charts.faces.put(x, [faces]);
+    if (reducedSeconds > 0) this.#reduced.set(x, reducedSeconds);
+    else this.#reduced.delete(x);
+    this.#charts.faces.put(x, [faces, reducedSeconds > 0 ? REDUCED_MARK : null]);
+    this.#showEffort();
+  }
+
+  /** Says under the faces chart how much of what is shown was analysed with reduced effort. */
+  #showEffort() {
+    let seconds = 0;
+    for (const value of this.#reduced.values()) seconds += value;
+    this.#effortNote.hidden = seconds === 0;
+    this.#effortNote.textContent = seconds === 0 ? '' : `Analysis reduced in ${seconds} s: the host was loaded and read these faces on a smaller picture, so small faces may be missing there.`;
   }
 
   /** `frequency` null when no second of the interval was voiced. */
@@ -136,6 +163,8 @@ export class Results {
 
   clear() {
     for (const chart of Object.values(this.#charts)) chart.clear();
+    this.#reduced.clear();
+    this.#showEffort();
     this.#events.clear();
     this.#transcript.clear();
     this.#eventList.clear();

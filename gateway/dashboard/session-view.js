@@ -146,7 +146,7 @@ export function sessionView(root, { api, live }, id) {
     if (replace) results.clear();
     for (const entry of emotions.timeline) {
       const shares = Object.fromEntries(Object.entries(entry.emotions).map(([key, value]) => [key, value.quantity]));
-      results.emotionsAt(entry.start, shares, entry.detectedFaces);
+      results.emotionsAt(entry.start, shares, entry.detectedFaces, entry.reducedEffortSeconds);
     }
     for (const entry of audio.timeline) results.audioAt(entry.start, entry.frequency || null, entry.intensity);
     for (const entry of sentiment.timeline) results.sentimentAt(entry.start, entry.sentiments);

@@ -9,7 +9,12 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { RowPublisher } from '../../actors/rows.ts';
 import { readConfig } from '../../bus/config.ts';
+import type { VideoSecond } from '../../bus/contracts/rows.ts';
+import { createLog } from '../../bus/log.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
@@ -245,6 +250,24 @@ test('shows the finished session at another granularity, as the API reads it', a
   assert.ok((await rows('.transcript')) >= 1);
   assert.is(await rows('.event-list'), 1);
   await shot('05-granularity-10s');
+});
+
+test('an interval whose faces were read with reduced effort is marked on the faces chart and said under it', async () => {
+  // A video second as a loaded host publishes it (face-effort.ts), stored as any row is. (The
+  // session's own seconds may be reduced too, on a loaded machine: the page sums what the API says.)
+  const nc = await connect({ servers: process.env.NATS_URL });
+  const quiet = createLog(config).child({ component: 'dashboard-test' });
+  quiet.level = 'silent';
+  const row: VideoSecond = { session, second: 0, frames: 4, faces: 1, dropped: 0, effort: 1 };
+  await new RowPublisher(jetstream(nc), quiet).publishDurably(session, 'video', [row], 'reduced-0');
+  await nc.drain();
+  const path = `/v1/sessions/${session}/emotions/timeline?granularity=10`;
+  const { timeline } = await settled(services, path, (body) => (body.timeline[0]?.reducedEffortSeconds ?? 0) >= 1);
+  const reduced = timeline.reduce((sum: number, entry: { reducedEffortSeconds?: number }) => sum + (entry.reducedEffortSeconds ?? 0), 0);
+  await page.click('form.granularity button[type="submit"]');
+  await textIs('.effort-note', `Analysis reduced in ${reduced} s: the host was loaded and read these faces on a smaller picture, so small faces may be missing there.`);
+  assert.match((await text('[data-chart="faces"] .u-legend')) ?? '', /analysis reduced/);
+  await shot('06-analysis-reduced');
 });
 
 test('the list: state and date filters, pages', async () => {
