@@ -56,6 +56,13 @@ const FIRST_LOOK_MS = 10_000;
 const STEP_DOWN_PAST_DROPPED = 0.01;
 const WINDOW_MS = 5000;
 /**
+ * With every stream at its floor, the thread is saturated (and the host takes no new session)
+ * only past these: over 5 % of frames dropped, out of enough frames to say so, from at least two
+ * streams. One stream alone, or a busy moment costing a frame or two (at 4 fps one frame is 5 %
+ * of a single stream's window), is the streams' own matter, not a full host's.
+ */
+const SATURATED = { droppedShare: 0.05, frames: 40, streams: 2 };
+/**
  * A lighter step goes back up after `calmMs` (FACE_EFFORT_CALM_SECONDS) without a frame dropped
  * and with the thread busy at most this share of the time: each step up costs up to 1.6 times as
  * much, so it should still leave the thread some idle time.
@@ -245,6 +252,9 @@ export class FaceEffort {
       }
       // A stream still in its first look may well go lower once it is over: not saturated yet.
       if ([...this.streams.values()].some((stream) => stream.looking(at))) return { changed };
+      if (dropped <= SATURATED.droppedShare || this.offered() < SATURATED.frames || this.streams.size < SATURATED.streams) {
+        return { changed, ...this.saturation(false) };
+      }
       const detail = `${(dropped * 100).toFixed(1)} % of frames dropped within ${WINDOW_MS / 1000} s with each of ${this.streams.size} streams at its floor`;
       return { changed, ...this.saturation(true, detail) };
     }
@@ -275,13 +285,17 @@ export class FaceEffort {
   }
 
   private droppedShare(): number {
-    let offered = 0;
     let dropped = 0;
-    for (const second of this.frames.values()) {
-      offered += second.offered;
-      dropped += second.dropped;
-    }
+    for (const second of this.frames.values()) dropped += second.dropped;
+    const offered = this.offered();
     return offered === 0 ? 0 : dropped / offered;
+  }
+
+  /** Frames offered within WINDOW_MS. */
+  private offered(): number {
+    let offered = 0;
+    for (const second of this.frames.values()) offered += second.offered;
+    return offered;
   }
 
   /** The stream with the largest share of the thread's recent work that may still go a step lower. */
