@@ -167,8 +167,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // Loaded into ffmpeg to hold every connection it makes to the policy above; built by ops/setup.sh.
     egressGuardLibrary: read.text('EGRESS_GUARD_LIBRARY', resolve(varDir, 'lib', 'egress-guard.so')),
     analysisFps: read.number('ANALYSIS_FPS', 4, 0.1),
-    // A lighter step of face effort (actors/face/face-effort.ts, FACE_EFFORT_LADDER) goes back up
-    // after this long calm; the tests shorten it.
+    // A stream lowered to a lighter step of face effort (actors/face/face-effort.ts,
+    // FACE_EFFORT_LADDER) goes back up after this long calm; the tests shorten it.
     faceEffortCalmSeconds: read.number('FACE_EFFORT_CALM_SECONDS', 20, 1),
     ffmpegPath: read.text('FFMPEG_PATH', 'ffmpeg'),
     // rtmps: verify the server's certificate (against the system's CAs, or this file's).
