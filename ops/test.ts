@@ -86,7 +86,9 @@ async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]>
     stops.push(clickhouse.stop);
     clickhouseUrl = clickhouse.url;
   }
-  for (let i = 0; i < (needServers ? config.testLanes : availableParallelism()); i++) {
+  const lanes = needServers ? config.testLanes : availableParallelism();
+  console.log(`${lanes} lanes side by side (${needServers ? `TEST_LANES, by default the ${availableParallelism()} cores this machine has, plus one` : 'one per core'}).`);
+  for (let i = 0; i < lanes; i++) {
     const name = `lane ${String.fromCharCode(97 + i)}`;
     let env: NodeJS.ProcessEnv = {};
     if (needServers) {
