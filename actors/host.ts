@@ -1,6 +1,7 @@
 // An actor host: runs the session actors it owns, answers the API requests that change
 // sessions, and takes over sessions whose host died. Stored results are the storage service's.
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Config } from '../bus/config.ts';
@@ -18,6 +19,7 @@ import { assertGuardLibrary } from './egress/guard-library.ts';
 import { EgressPolicy } from './egress/policy.ts';
 import { streamResolver } from './egress/resolver.ts';
 import { FaceThread } from './face/threaded.ts';
+import { DecoderSpawner } from './ingest/decoder-spawner.ts';
 import { CpuUse } from './cpu-use.ts';
 import { HostLoad, WINDOW_MS } from './host-load.ts';
 import { roomFor, type Room } from './host-room.ts';
@@ -94,6 +96,8 @@ export class ActorHost {
     const hostId = config.hostId;
     await assertModels(config.modelsDir, Object.values(MODEL_FILES));
     await assertGuardLibrary(config.egressGuardLibrary);
+    // Before the models are loaded: its fork copies a host that is still small.
+    const decoders = await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log });
     const load = new HostLoad();
     const resources = {
       faces: await FaceThread.start({
@@ -127,6 +131,7 @@ export class ActorHost {
       ),
       pull: {
         ffmpegPath: config.ffmpegPath,
+        decoders,
         fps: config.analysisFps,
         unreachableSeconds: config.streamUnreachableSeconds,
         tls: { verify: config.streamTlsVerify, caFile: config.streamTlsCaFile },
@@ -340,6 +345,7 @@ export class ActorHost {
       actor.send({ type: 'leave' });
       return actor.settled();
     }));
+    await this.parts.resources.pull.decoders.close();
     this.parts.records.close();
     await this.parts.nc.drain();
     await this.parts.resources.speechToText.close();

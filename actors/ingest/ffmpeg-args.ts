@@ -1,17 +1,16 @@
 // Builds the two command lines of one pull: ffprobe, which describes the streams as JSON, and
-// ffmpeg, which splits them into raw PCM audio (fd 3) and PPM frames (fd 4). Both open the
-// input with the same options. Pure: no I/O, so every flag is unit-testable.
+// ffmpeg, which splits them into raw PCM audio and PPM frames, each written to an output we
+// name (the host's unix sockets, media-socket.ts). Both open the input with the same options.
+// Pure: no I/O, so every flag is unit-testable.
 import { basename, dirname, join } from 'node:path';
 
-export const AUDIO_FD = 3;
-export const VIDEO_FD = 4;
 const AUDIO_SAMPLE_RATE = 16000;
 export const AUDIO_BYTES_PER_SECOND = AUDIO_SAMPLE_RATE * 2; // mono s16le
 const MAX_ANALYSIS_SIDE = 640;
 
 // Everything rtmp, rtmps and rtsp need underneath, and nothing that could read local files or
-// reach other services (file, http, concat, pipe, data, ...). The whitelist is an input option:
-// it binds the stream we open, not our own `pipe:N` outputs.
+// reach other services (file, http, concat, pipe, unix, data, ...). The whitelist is an input
+// option: it binds the stream we open, not our own `unix:` outputs.
 export const INPUT_PROTOCOLS = ['rtmp', 'rtmps', 'rtsp', 'tcp', 'tls', 'udp', 'rtp'] as const;
 
 // The demuxers of those protocols (an RTMP stream is FLV; RTSP carries its tracks over RTP
@@ -69,11 +68,26 @@ export interface InputOptions {
   tls?: { verify: boolean; caFile?: string };
 }
 
-export interface IngestArgsOptions extends InputOptions {
+export interface PullOptions extends InputOptions {
   fps: number;
-  // Which outputs to open: the streams ffprobe found. ffmpeg refuses an output with no stream.
-  audio?: boolean;
-  video?: boolean;
+}
+
+/**
+ * Where ffmpeg writes each stream (`unix:<path>`: unixOutput()). Only the streams ffprobe found
+ * have one: ffmpeg refuses an output with no stream.
+ */
+export interface MediaOutputs {
+  audio?: string;
+  video?: string;
+}
+
+export interface IngestArgsOptions extends PullOptions {
+  outputs: MediaOutputs;
+}
+
+/** ffmpeg's URL for writing to the unix socket listening at `path`. */
+export function unixOutput(path: string): string {
+  return `unix:${path}`;
 }
 
 function timeoutArgs(scheme: StreamScheme, timeoutSeconds: number): string[] {
@@ -122,9 +136,15 @@ export function buildProbeArgs(options: InputOptions): string[] {
   ];
 }
 
+/** Throws on options no pull may run with: a URI we must not open, a timeout or rate out of range. */
+export function checkPullOptions(options: PullOptions): void {
+  if (!(options.fps > 0)) throw new Error(`fps must be > 0, got ${options.fps}`);
+  inputArgs(options);
+}
+
 export function buildIngestArgs(options: IngestArgsOptions): string[] {
-  const { uri, fps, audio = true, video = true } = options;
-  if (!(fps > 0)) throw new Error(`fps must be > 0, got ${fps}`);
+  const { uri, fps, outputs: { audio, video } } = options;
+  checkPullOptions(options);
   if (!audio && !video) throw new Error('at least one of audio and video is needed');
 
   // stderr is read only to name a failure: errors are all it needs.
@@ -145,14 +165,14 @@ export function buildIngestArgs(options: IngestArgsOptions): string[] {
   // The streams ffprobe found, by type: a stream that is gone by now fails the run plainly.
   if (audio) {
     args.push('-map', '0:a:0', '-ac', '1', '-ar', String(AUDIO_SAMPLE_RATE), '-c:a', 'pcm_s16le');
-    args.push('-f', 's16le', '-flush_packets', '1', `pipe:${AUDIO_FD}`);
+    args.push('-f', 's16le', '-flush_packets', '1', audio);
   }
   if (video) {
     // fps before scale: frames that will be dropped are never scaled. PPM images carry their
     // own size, so each frame is cut by what ffmpeg wrote, not by what anyone said on stderr.
     args.push('-map', '0:v:0', '-vf', `fps=${fps},${scaleFilter()}`, '-pix_fmt', 'rgb24');
     args.push('-c:v', 'ppm', '-fps_mode', 'passthrough');
-    args.push('-f', 'image2pipe', '-flush_packets', '1', `pipe:${VIDEO_FD}`);
+    args.push('-f', 'image2pipe', '-flush_packets', '1', video);
   }
   return args;
 }

@@ -1,22 +1,23 @@
 // One pull of one live stream: ffprobe describes the streams (JSON), then one ffmpeg process
-// writes PCM audio on fd 3 and PPM frames on fd 4. Emits `info` once (before any audio or
-// frame), then `audio` and `frame` as media arrives, then `exit` once when it is over for good.
-// Nothing structural is read from stderr (the stream server can write there); stderr only
-// names a failure, in our words (failure-reason.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
+// writes PCM audio and PPM frames to two unix sockets the host listens on (media-socket.ts).
+// Both are started by the host's decoder spawner (decoder-spawner.ts), never by forking the host.
+// Emits `info` once (before any audio or frame), then `audio` and `frame` as media arrives, then
+// `exit` once when it is over for good. Nothing structural is read from stderr (the stream
+// server can write there); stderr only names a failure, in our words (failure-reason.ts).
 import { EventEmitter } from 'node:events';
-import type { Readable } from 'node:stream';
 import {
   AUDIO_BYTES_PER_SECOND,
-  AUDIO_FD,
-  VIDEO_FD,
   analysisSize,
   buildIngestArgs,
+  checkPullOptions,
   ffprobePath,
+  unixOutput,
 } from './ffmpeg-args.ts';
 import { decoderEnvironment } from './decoder-environment.ts';
+import type { DecoderExit, DecoderProcess, DecoderSpawner } from './decoder-spawner.ts';
 import { FailureReason } from './failure-reason.ts';
 import { FrameAssembler, type Frame } from './frame-assembler.ts';
+import { MediaSocket } from './media-socket.ts';
 import { MediaPacing, STREAM_TOO_FAST, type PacingLimits } from './pacing.ts';
 import { probeStream } from './probe.ts';
 
@@ -24,6 +25,8 @@ export interface IngestOptions {
   uri: string;
   fps: number;
   ffmpegPath: string;
+  /** Starts ffprobe and ffmpeg; its socket directory is where ffmpeg writes the media. */
+  decoders: DecoderSpawner;
   timeoutSeconds: number;
   tls?: { verify: boolean; caFile?: string };
   /** ffmpeg's whole environment besides PATH and the locale: the egress guard's library and policy. */
@@ -74,7 +77,7 @@ const WATCHDOG_INTERVAL_MS = 1000;
 const STARTUP_GRACE_SECONDS = 10;
 
 export class Ingest extends EventEmitter<IngestEvents> {
-  private child: ChildProcess | undefined;
+  private decoder: DecoderProcess | undefined;
   private readonly stderr = new FailureReason('ffmpeg');
   private readonly probing = new AbortController();
   private readonly ffprobePath: string;
@@ -88,7 +91,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
   private lastMediaAt: number | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private readonly pacing: MediaPacing;
-  private pipes: Readable[] = [];
+  private sockets: MediaSocket[] = [];
   private resumeTimer: NodeJS.Timeout | undefined;
   private failure: string | undefined;
   private started = false;
@@ -99,14 +102,15 @@ export class Ingest extends EventEmitter<IngestEvents> {
 
   constructor(private readonly options: IngestOptions) {
     super();
-    buildIngestArgs(options); // rejects a bad URI or option now rather than at start()
+    checkPullOptions(options); // rejects a bad URI or option now rather than at start()
     this.ffprobePath = ffprobePath(options.ffmpegPath);
     this.pacing = new MediaPacing(options.pacing);
     this.gone = new Promise((resolve) => (this.markGone = resolve));
   }
 
+  /** ffmpeg's process id while it runs. */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.decoder?.pid;
   }
 
   get mediaSeconds(): number {
@@ -131,12 +135,13 @@ export class Ingest extends EventEmitter<IngestEvents> {
   }
 
   private async probe(): Promise<void> {
-    const { uri, timeoutSeconds, tls, env } = this.options;
+    const { uri, timeoutSeconds, tls, env, decoders } = this.options;
     const probed = await probeStream({
       uri,
       timeoutSeconds,
       tls,
       env,
+      decoders,
       ffprobePath: this.ffprobePath,
       deadlineSeconds: timeoutSeconds + STARTUP_GRACE_SECONDS,
       signal: this.probing.signal,
@@ -152,31 +157,54 @@ export class Ingest extends EventEmitter<IngestEvents> {
     this.emit('info', this.info);
     // A listener may have stopped us already (a picture over the limit): then ffmpeg never runs.
     if (this.stopping) this.finish(null, null);
-    else this.pull(probed.hasAudio, probed.hasVideo);
+    else await this.pull(probed.hasAudio, probed.hasVideo);
   }
 
-  private pull(audio: boolean, video: boolean): void {
+  private async pull(audio: boolean, video: boolean): Promise<void> {
     this.runStartedAt = Date.now();
     this.watchdog = setInterval(() => this.checkMediaFlow(), WATCHDOG_INTERVAL_MS);
     this.watchdog.unref();
-    const child = spawn(this.options.ffmpegPath, buildIngestArgs({ ...this.options, audio, video }), {
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+    const { decoders } = this.options;
+    // Every socket is read to the end, whatever state we are in; an unread one stalls ffmpeg,
+    // which is how pace() holds a stream that runs ahead of real time.
+    let audioSocket: MediaSocket | undefined;
+    let videoSocket: MediaSocket | undefined;
+    try {
+      if (audio) audioSocket = await MediaSocket.listen(decoders.socketPath('audio'), (chunk) => this.onAudio(chunk));
+      if (video) videoSocket = await MediaSocket.listen(decoders.socketPath('video'), (chunk) => this.onVideo(chunk));
+    } catch (error) {
+      this.failure ??= `cannot listen for media: ${(error as Error).message}`;
+    }
+    this.sockets = [audioSocket, videoSocket].filter((socket) => socket !== undefined);
+    // Stopped or failed while the sockets were being made: ffmpeg never runs.
+    if (this.stopping || this.failure) {
+      for (const socket of this.sockets) socket.destroy();
+      this.finish(null, null);
+      return;
+    }
+    const outputs = { audio: audioSocket && unixOutput(audioSocket.path), video: videoSocket && unixOutput(videoSocket.path) };
+    const decoder = decoders.run({
+      file: this.options.ffmpegPath,
+      args: buildIngestArgs({ ...this.options, outputs }),
       env: decoderEnvironment(this.options.env),
     });
-    this.child = child;
-    child.on('error', (error) => {
-      this.failure ??= `cannot run ${this.options.ffmpegPath}: ${error.message}`;
+    this.decoder = decoder;
+    decoder.on('unstartable', (message) => {
+      this.failure ??= `cannot run ${this.options.ffmpegPath}: ${message}`;
     });
-    child.on('close', (code, signal) => this.finish(code, signal));
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (text: string) => this.stderr.write(text));
-    // Every pipe is read to the end, whatever state we are in; an unread pipe stalls ffmpeg,
-    // which is how pace() holds a stream that runs ahead of real time.
-    const audioPipe = child.stdio[AUDIO_FD] as Readable;
-    const videoPipe = child.stdio[VIDEO_FD] as Readable;
-    this.pipes = [audioPipe, videoPipe];
-    audioPipe.on('data', (chunk: Buffer) => this.onAudio(chunk));
-    videoPipe.on('data', (chunk: Buffer) => this.onVideo(chunk));
+    decoder.on('stderr', (text) => this.stderr.write(text));
+    decoder.on('exit', (exit) => void this.decoderExited(exit));
+  }
+
+  // What ffmpeg wrote before it exited is read before the pull ends. A decoder the spawner lost
+  // may still be running: its sockets are dropped unread, so that it fails at its next write.
+  private async decoderExited(exit: DecoderExit): Promise<void> {
+    if (exit.lost) {
+      this.failure ??= exit.lost;
+      for (const socket of this.sockets) socket.destroy();
+    }
+    await Promise.all(this.sockets.map((socket) => socket.drain()));
+    this.finish(exit.code, exit.signal);
   }
 
   // The media clock: the further of audio and video, so a stream cannot run ahead on the one
@@ -185,7 +213,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
     return Math.max(this.audioBytes / AUDIO_BYTES_PER_SECOND, this.frames / this.options.fps);
   }
 
-  // Holds a stream that runs ahead of real time by pausing both pipes: ffmpeg blocks writing
+  // Holds a stream that runs ahead of real time by pausing both sockets: ffmpeg blocks writing
   // them, so it stops decoding and reading the socket, and TCP's flow control holds the server.
   // Measured with Debian's ffmpeg 5.1 on a file pushed at wire speed through nginx-rtmp: a held
   // ffmpeg uses no CPU, and the media it delivers follows the wall clock. `-readrate 1` was the
@@ -201,12 +229,12 @@ export class Ingest extends EventEmitter<IngestEvents> {
       return;
     }
     if (decision.hold) {
-      for (const pipe of this.pipes) pipe.pause();
+      for (const socket of this.sockets) socket.pause();
       this.resumeTimer ??= setTimeout(() => {
         this.resumeTimer = undefined;
         this.pace();
       }, Math.max(0, (decision.resumeAt ?? now) - now));
-    } else if (this.pipes.some((pipe) => pipe.isPaused())) {
+    } else if (this.sockets.some((socket) => socket.isPaused())) {
       this.readOn();
       // The wait was ours, not the stream's: the watchdog's idle time starts again.
       this.lastMediaAt = now;
@@ -216,7 +244,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
   private readOn(): void {
     clearTimeout(this.resumeTimer);
     this.resumeTimer = undefined;
-    for (const pipe of this.pipes) pipe.resume();
+    for (const socket of this.sockets) socket.resume();
   }
 
   private onVideo(chunk: Buffer): void {
@@ -262,19 +290,17 @@ export class Ingest extends EventEmitter<IngestEvents> {
 
   private fail(reason: string): void {
     this.failure ??= reason;
-    // Read to the end: ffmpeg must not stay blocked on a held pipe while it is asked to exit.
+    // Read to the end: ffmpeg must not stay blocked on a held socket while it is asked to exit.
     this.readOn();
     this.terminate();
   }
 
   private terminate(): void {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }, KILL_AFTER_MS);
-    child.once('exit', () => clearTimeout(killer));
+    const decoder = this.decoder;
+    if (!decoder || decoder.exited) return;
+    decoder.kill('SIGTERM');
+    const killer = setTimeout(() => decoder.kill('SIGKILL'), KILL_AFTER_MS);
+    decoder.once('exit', () => clearTimeout(killer));
   }
 
   private finish(code: number | null, signal: NodeJS.Signals | null): void {

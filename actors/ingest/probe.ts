@@ -1,13 +1,15 @@
 // One ffprobe run on a stream, before ffmpeg pulls it: which streams it has and the picture
 // size, from ffprobe's JSON. Never rejects: a failure comes back in our own words.
-import { spawn } from 'node:child_process';
 import { decoderEnvironment } from './decoder-environment.ts';
+import type { DecoderSpawner } from './decoder-spawner.ts';
 import { buildProbeArgs, type InputOptions } from './ffmpeg-args.ts';
 import { FailureReason } from './failure-reason.ts';
 import { readProbeOutput, type StreamInfo } from './stream-info.ts';
 
 export interface ProbeOptions extends InputOptions {
   ffprobePath: string;
+  /** Starts ffprobe, so the host's thread never forks. */
+  decoders: DecoderSpawner;
   /** ffprobe's whole environment besides PATH and the locale: the egress guard's library and policy. */
   env?: Record<string, string>;
   /** ffprobe is killed past this, whatever the server trickles to keep it busy. */
@@ -26,42 +28,39 @@ export interface ProbeFailure {
 const MAX_OUTPUT_BYTES = 64 * 1024;
 
 export function probeStream(options: ProbeOptions): Promise<StreamInfo | ProbeFailure> {
-  const { ffprobePath, env, deadlineSeconds, signal } = options;
+  const { ffprobePath, decoders, env, deadlineSeconds, signal } = options;
   return new Promise((resolve) => {
-    const child = spawn(ffprobePath, buildProbeArgs(options), {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: decoderEnvironment(env),
-    });
+    const probe = decoders.run({ file: ffprobePath, args: buildProbeArgs(options), env: decoderEnvironment(env), stdout: true });
     const stderr = new FailureReason('ffprobe');
-    const output: Buffer[] = [];
+    const output: string[] = [];
     let outputBytes = 0;
     let failure: string | undefined;
     const kill = (reason: string) => {
       failure ??= reason;
-      child.kill('SIGKILL');
+      probe.kill('SIGKILL');
     };
     const onAbort = () => kill('stopped');
     signal.addEventListener('abort', onAbort);
     if (signal.aborted) onAbort();
     const deadline = setTimeout(() => kill('timed out'), deadlineSeconds * 1000);
 
-    child.on('error', (error) => (failure ??= `cannot run ${ffprobePath}: ${error.message}`));
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (text: string) => stderr.write(text));
-    child.stdout.on('data', (chunk: Buffer) => {
-      outputBytes += chunk.length;
+    probe.on('unstartable', (message) => (failure ??= `cannot run ${ffprobePath}: ${message}`));
+    probe.on('stderr', (text) => stderr.write(text));
+    probe.on('stdout', (text) => {
+      outputBytes += Buffer.byteLength(text);
       if (outputBytes > MAX_OUTPUT_BYTES) kill('stream description not understood');
-      else output.push(chunk);
+      else output.push(text);
     });
-    child.on('close', (code, exitSignal) => {
+    probe.on('exit', ({ code, signal: exitSignal, lost }) => {
       clearTimeout(deadline);
       signal.removeEventListener('abort', onAbort);
+      if (lost) failure ??= lost;
       if (!failure && code !== 0) failure = stderr.reason(code, exitSignal);
       if (failure) {
         resolve({ failure, code, exitSignal });
         return;
       }
-      const info = readProbeOutput(Buffer.concat(output).toString('utf8'));
+      const info = readProbeOutput(output.join(''));
       resolve('failure' in info ? { ...info, code, exitSignal } : info);
     });
   });

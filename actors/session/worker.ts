@@ -12,6 +12,7 @@ import { AUDIO_BYTES_PER_SECOND } from '../ingest/ffmpeg-args.ts';
 import { PICTURE_TOO_LARGE } from '../ingest/failure-reason.ts';
 import { PACING_LIMITS, STREAM_TOO_FAST } from '../ingest/pacing.ts';
 import { Ingest, type IngestInfo } from '../ingest/ingest.ts';
+import type { DecoderSpawner } from '../ingest/decoder-spawner.ts';
 import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
 import type { Transcriber } from '../speech/moonshine.ts';
@@ -59,6 +60,8 @@ export interface WorkerResources {
 
 export interface PullSettings {
   ffmpegPath: string;
+  /** The host's decoder spawner: ffprobe and ffmpeg are started there, never by forking the host. */
+  decoders: DecoderSpawner;
   /** Video frames analysed per second. */
   fps: number;
   /** How long a stream may give nothing before the session ends. */
@@ -154,6 +157,7 @@ export class StreamWorker implements Child {
       uri: streamUri,
       fps: pull.fps,
       ffmpegPath: pull.ffmpegPath,
+      decoders: pull.decoders,
       timeoutSeconds: Math.min(10, pull.unreachableSeconds),
       tls: pull.tls,
     });

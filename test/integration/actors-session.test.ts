@@ -1,9 +1,11 @@
 // The session actor and the session records against real NATS KV and ClickHouse, in this process.
+import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
+import { DecoderSpawner } from '../../actors/ingest/decoder-spawner.ts';
 import { streamResolver } from '../../actors/egress/resolver.ts';
 import { RowPublisher } from '../../actors/rows.ts';
 import { SessionActor } from '../../actors/session/actor.ts';
@@ -98,7 +100,14 @@ test.before(async () => {
     speechToText: await SpeechToText.load(config.modelsDir, 'tiny', signedWeights),
     voice: await VoiceThread.start({ modelsDir: config.modelsDir, maxBacklogSeconds: config.voiceMaxBacklogSeconds }),
     egress: new EgressPolicy({ kind: 'none' }, config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })),
-    pull: { ffmpegPath: config.ffmpegPath, fps: config.analysisFps, unreachableSeconds: 5, tls: { verify: true }, transcriptionQueueLimit: 8 },
+    pull: {
+      ffmpegPath: config.ffmpegPath,
+      decoders: await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log: quiet }),
+      fps: config.analysisFps,
+      unreachableSeconds: 5,
+      tls: { verify: true },
+      transcriptionQueueLimit: 8,
+    },
   };
 });
 
@@ -110,6 +119,7 @@ test.after(async () => {
     : UNCHANGED))));
   await resources.voice.close();
   await resources.faces.close();
+  await resources.pull.decoders.close();
   await nc.drain();
 });
 

@@ -43,14 +43,14 @@ test('kill -9 of the owning host: the other host takes the session over', async 
   // Wait for two heartbeats with media, so the record holds a count worth keeping.
   const before = await services.waitForSession(created.body._id, (s) => s.meta.workerState === 'working' && s.meta.mediaSeconds >= 2);
   const [puller] = pullersOf(uri);
-  const owner = services.hosts.find((host) => host.pid === puller?.ppid);
+  const owner = services.hosts.find((host) => host.pid === puller?.host);
   const survivor = services.hosts.find((host) => host !== owner);
   assert.ok(owner && survivor, 'one host runs the worker');
 
   process.kill(owner!.pid, 'SIGKILL');
   const killedAt = Date.now();
   // Long enough to tell a takeover that never comes from a slow machine (TAKEOVER_SECONDS is 4).
-  await waitUntil('takeover', async () => pullersOf(uri).some((p) => p.ppid === survivor!.pid), 60_000);
+  await waitUntil('takeover', async () => pullersOf(uri).some((p) => p.host === survivor!.pid), 60_000);
   const after = await services.waitForSession(before._id, (s) => s.meta.workerState === 'working', 60_000);
   assert.is(after.state, 'active');
   assert.is(after._id, before._id);

@@ -12,6 +12,8 @@ import { parseAllowance } from '../../actors/egress/allowance.ts';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
 import { streamResolver } from '../../actors/egress/resolver.ts';
 import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/ingest.ts';
+import { DecoderSpawner } from '../../actors/ingest/decoder-spawner.ts';
+import { createLog } from '../../bus/log.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
 import { PICTURE_TOO_LARGE } from '../../actors/ingest/failure-reason.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
@@ -48,6 +50,7 @@ const muteClip: ClipSpec = {
 const cleanups: (() => Promise<void>)[] = [];
 let rtmp: RtmpServer;
 let rtsp: RtspServer;
+let decoders: DecoderSpawner;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -59,6 +62,8 @@ test.before(async () => {
     makeClip(muteClip, clipsDir),
     makeClip({ ...muteClip, container: 'mkv' }, clipsDir),
   ]);
+  decoders = await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log: createLog({ ...config, logLevel: 'silent' }) });
+  cleanups.push(() => decoders.close());
   const [rtmpPort, rtmpsPort, rtspPort] = [await freePort(), await freePort(), await freePort()];
   rtmp = await startRtmpServer({ dir: streamsDir, rtmpPort, rtmpsPort });
   cleanups.push(() => rtmp.stop());
@@ -95,7 +100,7 @@ interface Observed {
 // Pulls `uri`; from the first frame on, skips `warmupSeconds` (connection bursts), then counts what
 // arrives during `windowSeconds`.
 async function observe(uri: string, warmupSeconds: number, windowSeconds: number): Promise<Observed> {
-  const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 });
+  const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5 });
   const seen: Observed = {
     info: undefined, mediaBeforeInfo: 0, frameSizes: new Set(), framesInWindow: 0,
     audioBytesInWindow: 0, zeroCrossingsInWindow: 0, distinctFrameBytes: 0, exit: undefined,
@@ -190,7 +195,7 @@ test('a 2560x1440 stream is refused by the probe: no description, no ffmpeg, no 
 });
 
 test('a listener that stops the ingest on info keeps ffmpeg from running at all', async () => {
-  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 });
+  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5 });
   let pidAtInfo: number | undefined = -1;
   ingest.on('info', () => {
     pidAtInfo = ingest.pid;
@@ -220,7 +225,7 @@ for (const scheme of ['rtmp', 'rtsp'] as const) {
   test(`${scheme} to a closed port exits by itself, with a reason`, async () => {
     const port = await freePort();
     const uri = scheme === 'rtmp' ? `rtmp://127.0.0.1:${port}/live/none` : `rtsp://127.0.0.1:${port}/none`;
-    const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3 });
+    const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3 });
     const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
     ingest.start();
     try {
@@ -239,7 +244,7 @@ for (const scheme of ['rtmp', 'rtsp'] as const) {
 test('a stream that stops sending ends the ingest by itself', async () => {
   const name = 'vanishing';
   const publisher = publish(await makeClip(toneClip, clipsDir), rtmp.url(name));
-  const ingest = new Ingest({ uri: rtmp.url(name), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3 });
+  const ingest = new Ingest({ uri: rtmp.url(name), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3 });
   try {
     await waitForStream(rtmp.url(name));
     const firstFrame = new Promise((resolve) => ingest.once('frame', resolve));
@@ -260,7 +265,7 @@ test('a stream that stops sending ends the ingest by itself', async () => {
 test('credentials in the URI never reach the reason', async () => {
   const port = await freePort();
   for (const uri of [`rtmp://admin:s3cret@127.0.0.1:${port}/live/x`, `rtsp://admin:s3cret@127.0.0.1:${port}/cam`, 'rtmp://admin:s3cret@host.invalid/live/x']) {
-    const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3 });
+    const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3 });
     const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
     ingest.start();
     const { reason } = await exit;
@@ -271,7 +276,7 @@ test('credentials in the URI never reach the reason', async () => {
 
 test('ffprobe runs with the environment given, the egress guard included', async () => {
   const env = await new EgressPolicy(parseAllowance('false'), config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })).guardEnvironment();
-  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3, env });
+  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3, env });
   let info = false;
   ingest.on('info', () => (info = true));
   const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
@@ -304,8 +309,8 @@ test('ffprobe and ffmpeg hold no credential of the service: PATH, the locale and
   const silent = createServer((socket) => sockets.push(socket));
   const port = await freePort();
   await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve));
-  const probing = new Ingest({ uri: `rtmp://127.0.0.1:${port}/live/silent`, fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5, env });
-  const pulling = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5, env });
+  const probing = new Ingest({ uri: `rtmp://127.0.0.1:${port}/live/silent`, fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, env });
+  const pulling = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, env });
   try {
     probing.start();
     let ffprobe: number | undefined;
@@ -335,7 +340,7 @@ test('ffprobe and ffmpeg hold no credential of the service: PATH, the locale and
 });
 
 test('stop() ends ffmpeg and leaves no process', async () => {
-  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5 });
+  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5 });
   const firstFrame = new Promise((resolve) => ingest.once('frame', resolve));
   ingest.start();
   try {

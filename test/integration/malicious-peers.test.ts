@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Ingest, type IngestExit, type IngestInfo } from '../../actors/ingest/ingest.ts';
+import { DecoderSpawner } from '../../actors/ingest/decoder-spawner.ts';
 import { readConfig } from '../../bus/config.ts';
+import { createLog } from '../../bus/log.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
@@ -263,10 +265,12 @@ let clips: { small: string; hd: string; uhd: string; fourThree: string };
 let rtmp: RtmpServer;
 let publisher: Publisher;
 let services: Services;
+let decoders: DecoderSpawner;
 
 test.before(async () => {
   process.on('uncaughtException', recordEscape);
   process.on('unhandledRejection', recordEscape);
+  decoders = await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log: createLog({ ...config, logLevel: 'silent' }) });
   const [small, hd, uhd, fourThree] = await Promise.all([
     makeClip(clip(640, 360), clipsDir),
     makeClip(clip(1280, 720), clipsDir),
@@ -284,6 +288,7 @@ test.after(async () => {
   await services?.stop();
   await publisher?.stop();
   await rtmp?.stop();
+  await decoders?.close();
   await Promise.all(peers.map((peer) => peer.close()));
   process.off('uncaughtException', recordEscape);
   process.off('unhandledRejection', recordEscape);
@@ -303,7 +308,7 @@ interface Run {
 
 /** One ingest of `uri` until it ends, or `seconds` have passed (then stopped). */
 async function pull(uri: string, seconds: number): Promise<Run> {
-  const ingest = new Ingest({ uri, fps: 4, ffmpegPath: config.ffmpegPath, timeoutSeconds: 3 });
+  const ingest = new Ingest({ uri, fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3 });
   const run: Omit<Run, 'exit'> = { info: undefined, frames: [] };
   ingest.on('info', (info) => (run.info = info));
   ingest.on('frame', ({ width, height }) => run.frames.push({ width, height }));

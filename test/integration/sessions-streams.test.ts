@@ -6,6 +6,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Ingest, type IngestExit } from '../../actors/ingest/ingest.ts';
+import { DecoderSpawner } from '../../actors/ingest/decoder-spawner.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { subjects } from '../../bus/subjects.ts';
@@ -28,6 +29,7 @@ let services: Services;
 let rtmp: RtmpServer;
 let rtsp: RtspServer;
 let nc: NatsConnection;
+let decoders: DecoderSpawner;
 const publishers: Publisher[] = [];
 
 const clip = (width: number, height: number, container: 'flv' | 'mkv'): Promise<string> => {
@@ -43,12 +45,12 @@ const clip = (width: number, height: number, container: 'flv' | 'mkv'): Promise<
   return makeClip(spec, clipsDir);
 };
 
-/** ffmpeg processes pulling the given URI into the analysis pipes (not the test's publishers). */
+/** ffmpeg processes pulling the given URI into the analysis sockets (not the test's publishers). */
 function pullers(uri: string): number[] {
   const table = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
   return table
     .split('\n')
-    .filter((line) => line.includes(` -i ${uri} `) && line.includes('pipe:3'))
+    .filter((line) => line.includes(` -i ${uri} `) && line.includes(' unix:'))
     .map((line) => Number.parseInt(line.trim(), 10));
 }
 
@@ -75,6 +77,7 @@ test.before(async () => {
     },
   });
   nc = await connectBus('sessions-streams test', config.natsUrl, log);
+  decoders = await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log: createLog({ ...config, logLevel: 'silent' }) });
 });
 
 test.after(async () => {
@@ -83,6 +86,7 @@ test.after(async () => {
   await rtsp?.stop();
   await rtmp?.stop();
   await nc?.drain();
+  await decoders?.close();
 });
 
 for (const protocol of ['rtmp', 'rtmps', 'rtsp'] as const) {
@@ -104,7 +108,7 @@ for (const protocol of ['rtmp', 'rtmps', 'rtsp'] as const) {
 test('an rtmps server whose certificate is not trusted is refused, and accepted with its CA', async () => {
   const pull = (tls: { verify: boolean; caFile?: string }) =>
     new Promise<{ info: boolean; exit: IngestExit }>((resolve) => {
-      const ingest = new Ingest({ uri: rtmp.secureUrl('hd'), fps: 4, ffmpegPath: config.ffmpegPath, timeoutSeconds: 5, tls });
+      const ingest = new Ingest({ uri: rtmp.secureUrl('hd'), fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, tls });
       let info = false;
       ingest.on('info', () => {
         info = true;

@@ -19,12 +19,17 @@ import {
   ffprobePath,
   scaleFilter,
   streamScheme,
+  unixOutput,
 } from '../../actors/ingest/ffmpeg-args.ts';
 import { FrameAssembler, type Frame } from '../../actors/ingest/frame-assembler.ts';
 
 const config = readConfig();
 
 const run = promisify(execFile);
+
+const AUDIO_OUTPUT = unixOutput('/srv/run/decoders-1/1-audio.sock');
+const VIDEO_OUTPUT = unixOutput('/srv/run/decoders-1/1-video.sock');
+const outputs = { audio: AUDIO_OUTPUT, video: VIDEO_OUTPUT };
 
 function valueAfter(args: string[], flag: string): string | undefined {
   const at = args.indexOf(flag);
@@ -37,7 +42,7 @@ function inputArgs(args: string[]): string[] {
 
 test('the protocol whitelist allows only what rtmp, rtmps and rtsp need, on the input', () => {
   for (const uri of ['rtmp://h/live/a', 'rtmps://h/live/a', 'rtsp://h/cam']) {
-    const args = buildIngestArgs({ uri, fps: 4, timeoutSeconds: 10 });
+    const args = buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 10 });
     const whitelist = valueAfter(inputArgs(args), '-protocol_whitelist')?.split(',') ?? [];
     assert.equal(whitelist.sort(), ['rtmp', 'rtmps', 'rtp', 'rtsp', 'tcp', 'tls', 'udp']);
     for (const forbidden of ['file', 'http', 'https', 'concat', 'pipe', 'data', 'subfile', 'crypto']) {
@@ -50,8 +55,8 @@ test('the protocol whitelist allows only what rtmp, rtmps and rtsp need, on the 
   assert.equal([...INPUT_PROTOCOLS].sort(), ['rtmp', 'rtmps', 'rtp', 'rtsp', 'tcp', 'tls', 'udp']);
 });
 
-test('ffmpeg enforces the whitelist on the input and still writes the pipe outputs', async () => {
-  const args = buildIngestArgs({ uri: 'rtmp://127.0.0.1:1/live/a', fps: 4, timeoutSeconds: 1 });
+test('ffmpeg enforces the whitelist on the input', async () => {
+  const args = buildIngestArgs({ outputs, uri: 'rtmp://127.0.0.1:1/live/a', fps: 4, timeoutSeconds: 1 });
   await Promise.all(['/dev/zero', 'file:/dev/zero', 'http://127.0.0.1:1/a.flv', 'concat:/dev/zero'].map(async (forbidden) => {
     const swapped = args.map((a, i) => (i === args.indexOf('-i') + 1 ? forbidden : a));
     const result = await run(config.ffmpegPath, swapped).then(() => 'ran', (error: { stderr: string }) => error.stderr);
@@ -61,7 +66,7 @@ test('ffmpeg enforces the whitelist on the input and still writes the pipe outpu
 
 test('the format and decoder whitelists: FLV and RTSP, the codecs of live encoders and IP cameras', () => {
   for (const uri of ['rtmp://h/live/a', 'rtsp://h/cam']) {
-    const args = inputArgs(buildIngestArgs({ uri, fps: 4, timeoutSeconds: 10 }));
+    const args = inputArgs(buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 10 }));
     assert.equal(valueAfter(args, '-format_whitelist')?.split(','), [...INPUT_FORMATS]);
     assert.equal(valueAfter(args, '-codec_whitelist')?.split(','), [...INPUT_DECODERS]);
   }
@@ -86,7 +91,7 @@ test('ffmpeg and ffprobe open only whitelisted formats and decoders', async () =
     const h264 = clip('h264.flv', ['-c:v', 'libx264', '-f', 'flv']);
     const sorenson = clip('sorenson.flv', ['-c:v', 'flv1', '-f', 'flv']);
     const mpegts = clip('h264.ts', ['-c:v', 'libx264', '-f', 'mpegts']);
-    const ffmpeg = (file: string) => outcome(config.ffmpegPath, [...opening(buildIngestArgs({ uri, fps: 4, timeoutSeconds: 5 }), file), '-f', 'null', '-']);
+    const ffmpeg = (file: string) => outcome(config.ffmpegPath, [...opening(buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 5 }), file), '-f', 'null', '-']);
     const ffprobe = (file: string) => outcome(ffprobePath(config.ffmpegPath), opening(buildProbeArgs({ uri, timeoutSeconds: 5 }), file));
     for (const open of [ffmpeg, ffprobe]) {
       assert.is(await open(h264), 'ran');
@@ -100,13 +105,13 @@ test('ffmpeg and ffprobe open only whitelisted formats and decoders', async () =
 
 test('timeouts: -rw_timeout for rtmp(s), -timeout with tcp transport for rtsp, in microseconds', () => {
   for (const uri of ['rtmp://h/live/a', 'rtmps://h/live/a']) {
-    const args = inputArgs(buildIngestArgs({ uri, fps: 4, timeoutSeconds: 7.5 }));
+    const args = inputArgs(buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 7.5 }));
     assert.is(valueAfter(args, '-rw_timeout'), '7500000');
     // For rtmp, -timeout would make ffmpeg listen for a publisher instead of connecting.
     assert.not.ok(args.includes('-timeout'));
     assert.not.ok(args.includes('-rtsp_transport'));
   }
-  const rtsp = inputArgs(buildIngestArgs({ uri: 'rtsp://h/cam', fps: 4, timeoutSeconds: 7.5 }));
+  const rtsp = inputArgs(buildIngestArgs({ outputs, uri: 'rtsp://h/cam', fps: 4, timeoutSeconds: 7.5 }));
   assert.is(valueAfter(rtsp, '-timeout'), '7500000');
   assert.is(valueAfter(rtsp, '-rtsp_transport'), 'tcp');
   assert.not.ok(rtsp.includes('-rw_timeout'));
@@ -118,7 +123,7 @@ test('ffprobe opens the stream with the same whitelists, bounds, timeouts and TL
   const tls = { verify: true, caFile: '/ca.pem' };
   for (const uri of ['rtmp://h/live/a', 'rtmps://h/live/a', 'rtsp://h/cam']) {
     const probe = buildProbeArgs({ uri, timeoutSeconds: 7.5, tls });
-    assert.equal(opening(inputArgs(probe)), opening(inputArgs(buildIngestArgs({ uri, fps: 4, timeoutSeconds: 7.5, tls }))), uri);
+    assert.equal(opening(inputArgs(probe)), opening(inputArgs(buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 7.5, tls }))), uri);
     assert.is(probe[probe.indexOf('-i') + 1], uri);
     assert.is(valueAfter(probe, '-max_pixels'), String(MAX_PIXELS));
     // JSON on stdout, errors only on stderr, and no tags: they are the server's text.
@@ -136,40 +141,41 @@ test('ffprobe is found beside ffmpeg', () => {
   assert.throws(() => ffprobePath('/usr/local/bin/avconv'), /ffprobe/);
 });
 
-test('outputs: 16 kHz mono s16le on fd 3, PPM frames at the analysis rate on fd 4, fps before scale', () => {
-  const args = buildIngestArgs({ uri: 'rtmp://h/live/a', fps: 4, timeoutSeconds: 10 });
-  const audio = args.slice(args.indexOf('-i') + 2, args.indexOf('pipe:3') + 1);
+test('outputs: 16 kHz mono s16le and PPM frames at the analysis rate to the given sockets, fps before scale', () => {
+  const args = buildIngestArgs({ outputs, uri: 'rtmp://h/live/a', fps: 4, timeoutSeconds: 10 });
+  assert.is(AUDIO_OUTPUT, 'unix:/srv/run/decoders-1/1-audio.sock');
+  const audio = args.slice(args.indexOf('-i') + 2, args.indexOf(AUDIO_OUTPUT) + 1);
   // Not optional: ffprobe found the stream, and one that is gone by now fails the run.
   assert.equal(audio.slice(0, 2), ['-map', '0:a:0']);
   assert.is(valueAfter(audio, '-ar'), '16000');
   assert.is(valueAfter(audio, '-ac'), '1');
   assert.is(valueAfter(audio, '-f'), 's16le');
-  const video = args.slice(args.indexOf('pipe:3') + 1);
+  const video = args.slice(args.indexOf(AUDIO_OUTPUT) + 1);
   assert.equal(video.slice(0, 2), ['-map', '0:v:0']);
   assert.is(valueAfter(video, '-vf'), `fps=4,${scaleFilter()}`);
   assert.is(valueAfter(video, '-pix_fmt'), 'rgb24');
   assert.is(valueAfter(video, '-c:v'), 'ppm');
   assert.is(valueAfter(video, '-f'), 'image2pipe');
-  assert.is(video[video.length - 1], 'pipe:4');
+  assert.is(video[video.length - 1], VIDEO_OUTPUT);
   // No output is a file: media never touches the disk.
-  const outputs = args.filter((a, i) => i > args.indexOf('-i') + 1 && /^[a-z]+:/.test(a) && !a.startsWith('0:'));
-  assert.equal(outputs, ['pipe:3', 'pipe:4']);
+  const written = args.filter((a, i) => i > args.indexOf('-i') + 1 && /^[a-z]+:/.test(a) && !a.startsWith('0:'));
+  assert.equal(written, [AUDIO_OUTPUT, VIDEO_OUTPUT]);
   // The decoder refuses pictures over 1080p; the streams are known, so ffmpeg probes briefly.
   assert.is(valueAfter(inputArgs(args), '-max_pixels'), String(1920 * 1080));
   assert.is(MAX_PIXELS, 1920 * 1080);
   assert.is(valueAfter(inputArgs(args), '-analyzeduration'), '3000000');
   assert.is(valueAfter(args, '-loglevel'), 'error');
 
-  const videoOnly = buildIngestArgs({ uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10, audio: false });
-  assert.not.ok(videoOnly.includes('pipe:3'));
-  assert.ok(videoOnly.includes('pipe:4'));
-  const audioOnly = buildIngestArgs({ uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10, video: false });
-  assert.ok(audioOnly.includes('pipe:3'));
-  assert.not.ok(audioOnly.includes('pipe:4'));
+  const videoOnly = buildIngestArgs({ outputs: { video: VIDEO_OUTPUT }, uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10 });
+  assert.not.ok(videoOnly.includes('-ar'));
+  assert.is(videoOnly[videoOnly.length - 1], VIDEO_OUTPUT);
+  const audioOnly = buildIngestArgs({ outputs: { audio: AUDIO_OUTPUT }, uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10 });
+  assert.is(audioOnly[audioOnly.length - 1], AUDIO_OUTPUT);
+  assert.not.ok(audioOnly.includes('-vf'));
 });
 
 test('video is decoded economically: no non-reference frames, no deblocking; audio untouched', () => {
-  const args = buildIngestArgs({ uri: 'rtmp://example.com/live/a', fps: 4, timeoutSeconds: 5 });
+  const args = buildIngestArgs({ outputs, uri: 'rtmp://example.com/live/a', fps: 4, timeoutSeconds: 5 });
   const input = inputArgs(args);
   assert.is(valueAfter(input, '-skip_frame:v'), 'noref');
   assert.is(valueAfter(input, '-skip_loop_filter:v'), 'all');
@@ -178,12 +184,12 @@ test('video is decoded economically: no non-reference frames, no deblocking; aud
 
 test('rejects other schemes and nonsense options', () => {
   for (const uri of ['file:///etc/passwd', 'http://h/a.flv', '/tmp/a.flv', 'concat:a|b', 'pipe:0', 'RTMPT://h/a']) {
-    assert.throws(() => buildIngestArgs({ uri, fps: 4, timeoutSeconds: 10 }), /unsupported stream scheme/);
+    assert.throws(() => buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 10 }), /unsupported stream scheme/);
   }
   assert.is(streamScheme('RTSP://h/cam'), 'rtsp');
-  assert.throws(() => buildIngestArgs({ uri: 'rtmp://h/a', fps: 0, timeoutSeconds: 10 }), /fps/);
-  assert.throws(() => buildIngestArgs({ uri: 'rtmp://h/a', fps: 4, timeoutSeconds: 0 }), /timeout/);
-  assert.throws(() => buildIngestArgs({ uri: 'rtmp://h/a', fps: 4, timeoutSeconds: 1, audio: false, video: false }));
+  assert.throws(() => buildIngestArgs({ outputs, uri: 'rtmp://h/a', fps: 0, timeoutSeconds: 10 }), /fps/);
+  assert.throws(() => buildIngestArgs({ outputs, uri: 'rtmp://h/a', fps: 4, timeoutSeconds: 0 }), /timeout/);
+  assert.throws(() => buildIngestArgs({ outputs: {}, uri: 'rtmp://h/a', fps: 4, timeoutSeconds: 1 }), /at least one/);
 });
 
 test('analysis size: longer side at most 640, aspect kept, even sides', () => {

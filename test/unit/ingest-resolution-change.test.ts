@@ -4,10 +4,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { analysisSize, buildIngestArgs, VIDEO_FD } from '../../actors/ingest/ffmpeg-args.ts';
+import { analysisSize, buildIngestArgs } from '../../actors/ingest/ffmpeg-args.ts';
 import { FrameAssembler } from '../../actors/ingest/frame-assembler.ts';
 import { readConfig } from '../../bus/config.ts';
 
@@ -33,7 +32,7 @@ function resolutionChangingFile(dir: string): string {
 
 /** The ingest's own arguments, reading a local file instead of a network stream. */
 function argsFor(file: string): string[] {
-  const args = buildIngestArgs({ uri: 'rtmp://127.0.0.1/live/x', fps: FPS, timeoutSeconds: 5, audio: false });
+  const args = buildIngestArgs({ uri: 'rtmp://127.0.0.1/live/x', fps: FPS, timeoutSeconds: 5, outputs: { video: 'pipe:1' } });
   const input = args.indexOf('-i');
   args[input + 1] = file;
   // A file, in MPEG-TS: neither its protocol nor its format is one a stream may use.
@@ -48,12 +47,12 @@ test('frames keep the first size after the stream changes resolution', async () 
   const dir = mkdtempSync(join(tmpdir(), 'ingest-resize-'));
   try {
     const file = resolutionChangingFile(dir);
-    const child = spawn(config.ffmpegPath, argsFor(file), { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-    child.stderr?.resume();
+    const child = spawn(config.ffmpegPath, argsFor(file), { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stderr.resume();
     let frames = 0;
     const problems: string[] = [];
     const assembler = new FrameAssembler(analysisSize({ width: 1280, height: 720 }), () => frames++);
-    (child.stdio[VIDEO_FD] as Readable).on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       const problem = assembler.push(chunk);
       if (problem && problems.length === 0) problems.push(problem);
     });

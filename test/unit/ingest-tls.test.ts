@@ -2,7 +2,7 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { buildIngestArgs, buildProbeArgs } from '../../actors/ingest/ffmpeg-args.ts';
 
-const base = { fps: 4, timeoutSeconds: 5 };
+const base = { fps: 4, timeoutSeconds: 5, outputs: { audio: 'unix:/run/a.sock' } };
 const inputOptions = (args: string[]) => args.slice(0, args.indexOf('-i'));
 
 test('rtmps verifies the server certificate against the given CA file', () => {
