@@ -35,6 +35,11 @@ export async function ensureDeadLetterStream(jsm: JetStreamManager, replicas: nu
 }
 
 export interface DeadRow {
+  /**
+   * Names the row in DEAD_ROWS (its message id): set aside twice within the stream's duplicate
+   * window (a publish whose acknowledgement was lost, a batch redelivered), it is kept once.
+   */
+  id: string;
   /** The kind the row was published as, or `unknown`. */
   kind: string;
   /** The ROWS subject it came on. */
@@ -43,14 +48,20 @@ export interface DeadRow {
   reason: string;
 }
 
-/** Stores each dead row; resolves once the stream has them all. */
-export async function storeDeadRows(js: JetStreamClient, rows: DeadRow[]): Promise<void> {
-  await Promise.all(
-    rows.map((row) => {
+/**
+ * Stores each dead row, telling `stored` of each the stream took; resolves once it has them
+ * all, and fails when any was not taken (NATS away), so that the caller retries only those.
+ */
+export async function storeDeadRows(js: JetStreamClient, rows: DeadRow[], stored: (row: DeadRow) => void): Promise<void> {
+  const outcomes = await Promise.allSettled(
+    rows.map(async (row) => {
       const h = headers();
       h.set(DEAD_ROW_HEADERS.subject, headerText(row.subject));
       h.set(DEAD_ROW_HEADERS.reason, headerText(row.reason));
-      return js.publish(subjects.deadRow(/^[a-z]+$/.test(row.kind) ? row.kind : 'unknown'), row.payload, { headers: h });
+      await js.publish(subjects.deadRow(/^[a-z]+$/.test(row.kind) ? row.kind : 'unknown'), row.payload, { headers: h, msgID: row.id });
+      stored(row);
     }),
   );
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
 }

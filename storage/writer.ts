@@ -169,7 +169,9 @@ export class StorageWriter {
    * Inserts the batch, retrying with backoff while ClickHouse cannot take anything, then
    * acknowledges it. Rows that cannot be stored (unreadable, not matching their contract, or
    * refused by ClickHouse for their data) go to the dead-letter stream instead; every other
-   * row of the batch is written. A message is acknowledged only once each of its rows is in
+   * row of the batch is written. A retry does only what is left: a table's rows that are in
+   * are not inserted again (plain MergeTree keeps every copy), nor a dead row the dead-letter
+   * stream took published again. A message is acknowledged only once each of its rows is in
    * ClickHouse or in the dead-letter stream.
    */
   private async write(batch: JsMsg[]): Promise<void> {
@@ -179,47 +181,64 @@ export class StorageWriter {
       this.lateRowsDropped += late.length;
       this.log.info({ messages: late.length }, 'rows of deleted sessions dropped');
     }
-    let refused: DeadRow[] = [];
+    const setAside = new Set<DeadRow>();
+    const refused = () => [...tables.values()].flat().flatMap((entry) => entry.refused ?? []);
     for (let attempt = 0; ; attempt++) {
-      refused = [];
       try {
-        for (const [table, entries] of tables) await this.insertIsolating(table, entries, refused);
-        await storeDeadRows(this.js, [...dead, ...refused]);
+        for (const [table, entries] of tables) await this.insertIsolating(table, entries);
+        const left = [...dead, ...refused()].filter((row) => !setAside.has(row));
+        await storeDeadRows(this.js, left, (row) => setAside.add(row));
         break;
       } catch (error) {
-        if (!this.running && attempt > 0) return; // unacked: redelivered to the next writer
-        this.log.warn({ err: error, attempt, rows: batch.length }, 'inserting rows failed; retrying');
+        if (!this.running && attempt > 0) {
+          // What is done is acknowledged; the rest is redelivered to the next writer.
+          for (const message of settledMessages(batch, tables, dead, setAside)) message.ack();
+          return;
+        }
+        this.log.warn({ err: error, attempt, rows: batch.length }, 'inserting rows failed; retrying what is left');
         for (const message of [...batch, ...this.waiting]) message.working();
         await sleep(Math.min(250 * 2 ** attempt, 5000));
       }
     }
     this.inserted?.();
     for (const message of batch) message.ack();
-    const setAside = [...dead, ...refused];
-    const written = [...tables.values()].reduce((sum, entries) => sum + entries.length, 0) - refused.length;
+    const deadRows = [...dead, ...refused()];
+    const written = [...tables.values()].reduce((sum, entries) => sum + entries.length, 0) - (deadRows.length - dead.length);
     this.rowsWritten += written;
-    if (setAside.length) {
-      this.deadLetters += setAside.length;
-      const reasons = [...new Set(setAside.map((row) => row.reason))].slice(0, 3);
-      this.log.error({ deadRows: setAside.length, reasons, total: this.deadLetters }, 'rows set aside in the dead-letter stream');
+    if (deadRows.length) {
+      this.deadLetters += deadRows.length;
+      const reasons = [...new Set(deadRows.map((row) => row.reason))].slice(0, 3);
+      this.log.error({ deadRows: deadRows.length, reasons, total: this.deadLetters }, 'rows set aside in the dead-letter stream');
     }
   }
 
-  /** Inserts the entries; a batch ClickHouse refuses for its data is halved until the bad rows stand alone. */
-  private async insertIsolating(table: string, entries: Entry[], refused: DeadRow[]): Promise<void> {
-    try {
-      await this.clickhouse.insert({ table, values: entries.map((entry) => entry.columns), format: 'JSONEachRow' });
-    } catch (error) {
-      if (!isDataError(error)) throw error;
-      if (entries.length === 1) {
-        const reason = `ClickHouse refused it: ${(error as Error).message.split('\n')[0]}`;
-        refused.push({ ...entries[0]!.origin, reason });
+  /**
+   * Inserts the entries not yet settled; a batch ClickHouse refuses for its data is halved until
+   * the bad rows stand alone. A retry sends the same blocks as the attempt before it, skipping
+   * those that went in: a Distributed table's shard that took a block before another shard
+   * failed drops the identical block sent again (replicated tables deduplicate inserts by hash).
+   */
+  private async insertIsolating(table: string, entries: Entry[]): Promise<void> {
+    if (entries.every(isSettled)) return;
+    // Some of these settled: this block was refused for its data before and split.
+    const splitBefore = entries.some(isSettled);
+    if (!splitBefore) {
+      try {
+        await this.clickhouse.insert({ table, values: entries.map((entry) => entry.columns), format: 'JSONEachRow' });
+        for (const entry of entries) entry.inserted = true;
         return;
+      } catch (error) {
+        if (!isDataError(error)) throw error;
+        if (entries.length === 1) {
+          const reason = `ClickHouse refused it: ${(error as Error).message.split('\n')[0]}`;
+          entries[0]!.refused = { ...entries[0]!.origin, reason };
+          return;
+        }
       }
-      const half = Math.ceil(entries.length / 2);
-      await this.insertIsolating(table, entries.slice(0, half), refused);
-      await this.insertIsolating(table, entries.slice(half), refused);
     }
+    const half = Math.ceil(entries.length / 2);
+    await this.insertIsolating(table, entries.slice(0, half));
+    await this.insertIsolating(table, entries.slice(half));
   }
 }
 
@@ -227,6 +246,23 @@ interface Entry {
   columns: Columns;
   /** Where the row came from, to set it aside with. */
   origin: Omit<DeadRow, 'reason'>;
+  message: JsMsg;
+  /** ClickHouse has it. */
+  inserted?: boolean;
+  /** ClickHouse refused it for its data: to be set aside, so. */
+  refused?: DeadRow;
+}
+
+const isSettled = (entry: Entry) => entry.inserted === true || entry.refused !== undefined;
+
+/** The messages of the batch whose every row is in ClickHouse or in the dead-letter stream. */
+function settledMessages(batch: JsMsg[], tables: Map<string, Entry[]>, dead: Unstorable[], setAside: Set<DeadRow>): JsMsg[] {
+  const unsettled = new Set<JsMsg>();
+  for (const entry of [...tables.values()].flat()) {
+    if (!entry.inserted && !(entry.refused && setAside.has(entry.refused))) unsettled.add(entry.message);
+  }
+  for (const row of dead) if (!setAside.has(row)) unsettled.add(row.message);
+  return batch.filter((message) => !unsettled.has(message));
 }
 
 /** What the client library pulls at most when a pull is bounded by bytes. */
@@ -245,15 +281,21 @@ const isFullByBytes = (error: unknown) =>
 /** The session of a row message: emo.rows.<session>.<kind>. */
 const sessionOf = (subject: string) => subject.split('.')[2] ?? '';
 
+/** A row of the batch that cannot be stored, with the message it came in. */
+type Unstorable = DeadRow & { message: JsMsg };
+
 /** The batch's storable rows by table, and what cannot be stored with why. */
-function sortRows(batch: JsMsg[]): { tables: Map<string, Entry[]>; dead: DeadRow[] } {
+function sortRows(batch: JsMsg[]): { tables: Map<string, Entry[]>; dead: Unstorable[] } {
   const tables = new Map<string, Entry[]>();
-  const dead: DeadRow[] = [];
+  const dead: Unstorable[] = [];
   for (const message of batch) {
     const { subject } = message;
+    // The stream sequence names the row in DEAD_ROWS: the same row set aside again (a batch
+    // redelivered to another writer) is taken once.
+    const id = String(message.seq);
     const kind = subject.slice(subject.lastIndexOf('.') + 1);
     if (!isRowKind(kind)) {
-      dead.push({ kind: 'unknown', subject, payload: message.data, reason: 'not a known kind of row' });
+      dead.push({ id, kind: 'unknown', subject, payload: message.data, reason: 'not a known kind of row', message });
       continue;
     }
     let rows: unknown[];
@@ -261,17 +303,17 @@ function sortRows(batch: JsMsg[]): { tables: Map<string, Entry[]>; dead: DeadRow
       const parsed = message.json<unknown>();
       rows = Array.isArray(parsed) ? parsed : [parsed];
     } catch {
-      dead.push({ kind, subject, payload: message.data, reason: 'not JSON' });
+      dead.push({ id, kind, subject, payload: message.data, reason: 'not JSON', message });
       continue;
     }
     const table = tableOf(kind);
     const entries = tables.get(table) ?? [];
-    for (const row of rows) {
-      const origin = { kind, subject, payload: JSON.stringify(row) };
+    rows.forEach((row, index) => {
+      const origin = { id: `${id}.${index}`, kind, subject, payload: JSON.stringify(row) };
       const problem = rowProblem(kind, row);
-      if (problem) dead.push({ ...origin, reason: problem });
-      else entries.push({ columns: columnsOf(kind, row), origin });
-    }
+      if (problem) dead.push({ ...origin, reason: problem, message });
+      else entries.push({ columns: columnsOf(kind, row), origin, message });
+    });
     if (entries.length) tables.set(table, entries);
   }
   return { tables, dead };
