@@ -99,6 +99,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     wsAuthTimeoutSeconds: read.number('WS_AUTH_TIMEOUT_SECONDS', 5, 0.1),
     wsIdleSeconds: read.number('WS_IDLE_SECONDS', 65, 1),
     wsSubscriptionsPerConnection: read.number('WS_SUBSCRIPTIONS_PER_CONNECTION', 50, 1),
+    // 20 dashboard tabs (WS_CONNECTIONS_PER_USER), each following a session on 5 channels.
+    wsSubscriptionsPerUser: read.wholeNumber('WS_SUBSCRIPTIONS_PER_USER', 100, 1),
+    // Four dashboard tabs following a session that gets a gateway's whole event budget
+    // (25,000 small events/s: about 4 MiB/s of pushed events each).
+    wsPushBytesPerSecondPerUser: read.wholeNumber('WS_PUSH_BYTES_PER_SECOND_PER_USER', 16 * 1024 * 1024, 1024),
     wsMessagesPerMinute: read.number('WS_MESSAGES_PER_MINUTE', 600, 1),
     // WebSocket upgrades per client address (an IPv6 /64) per minute: a dashboard opens one per tab and one per reconnect.
     wsUpgradesPerAddressPerMinute: read.wholeNumber('WS_UPGRADES_PER_ADDRESS_PER_MINUTE', 120, 1),

@@ -60,6 +60,8 @@ const webSocket = attachWebSocket(server, {
     authTimeoutMs: config.wsAuthTimeoutSeconds * 1000,
     idleMs: config.wsIdleSeconds * 1000,
     subscriptionsPerConnection: config.wsSubscriptionsPerConnection,
+    subscriptionsPerUser: config.wsSubscriptionsPerUser,
+    pushBytesPerSecondPerUser: config.wsPushBytesPerSecondPerUser,
     messagesPerMinute: config.wsMessagesPerMinute,
     upgradesPerAddressPerMinute: config.wsUpgradesPerAddressPerMinute,
   },

@@ -11,7 +11,11 @@ import type { RateLimit } from '../rate-limit.ts';
 import type { Send } from '../routes/bus-call.ts';
 import type { Feeds } from './feeds.ts';
 import type { Counts } from '../counts.ts';
-import { MessageRate, WS_PROTOCOL, type WsLimits } from './limits.ts';
+import { encodeDelivery } from './delivery.ts';
+import { MessageRate, type WsLimits } from './limits.ts';
+import { Outbox } from './outbox.ts';
+import type { PushBudgets } from './push-budgets.ts';
+import type { PushMetrics } from './push-metrics.ts';
 import {
   AuthBody,
   BARE_KEY_CHANNEL,
@@ -20,7 +24,6 @@ import {
   UnsubscribeBody,
   WsRequest,
   errorReply,
-  eventFrame,
   okReply,
   parseKey,
 } from './protocol.ts';
@@ -29,7 +32,13 @@ export interface ConnectionDeps {
   authenticator: Authenticator;
   send: Send;
   feeds: Feeds;
+  /** Connections per user in this gateway. */
   users: Counts;
+  /** Subscriptions per user in this gateway, over all its connections. */
+  subscriptions: Counts;
+  /** Bytes of pushed data per user per second in this gateway. */
+  pushBudgets: PushBudgets;
+  pushMetrics: PushMetrics;
   limits: WsLimits;
   log: Logger;
   /** The client's address (client-address.ts), and the budget of failed authentications per address the REST API spends too. */
@@ -60,7 +69,10 @@ export class Connection {
   private caller?: Caller;
   /** Settles once the first message has been judged: true when the socket is authenticated. */
   private authenticated?: Promise<boolean>;
+  /** Each subscription's end: it leaves its feed and gives its user's place back. */
   private readonly subscriptions = new Map<string, () => void>();
+  /** Where pushed data goes, from the moment the socket is signed in. */
+  private outbox?: Outbox;
   private pendingSubscriptions = 0;
   private readonly rate: MessageRate;
   private readonly idle: NodeJS.Timeout;
@@ -141,6 +153,15 @@ export class Connection {
       return false;
     }
     this.caller = caller;
+    this.outbox = new Outbox(this.socket, {
+      budget: this.deps.pushBudgets.open(caller.user),
+      bytesPerSecond: this.deps.pushBudgets.bytesPerSecond,
+      metrics: this.deps.pushMetrics,
+      tooSlow: () => {
+        this.deps.log.warn({ user: caller.user, buffered: this.socket.bufferedAmount }, 'websocket client too slow; closing');
+        this.close(CLOSE.tooSlow, 'client too slow');
+      },
+    });
     clearTimeout(this.authDeadline);
     this.deps.releaseAnonymous();
     this.deps.signedIn();
@@ -201,25 +222,41 @@ export class Connection {
       const message = `must be ${SubscribeBody.properties.key.description}`;
       throw badRequest('invalid_body', `body.key: ${message}`, [{ field: 'body.key', message }]);
     }
+    const { user } = this.caller as Caller;
+    // Every subscription costs the gateway a copy of each message: bounded for the user as a
+    // whole, or one user's many connections would multiply its cost past any per-connection bound.
+    if (!this.deps.subscriptions.acquire(user)) {
+      throw new ServiceError(429, 'too_many_subscriptions', `at most ${limits.subscriptionsPerUser} subscriptions per user on this gateway, over all its connections; unsubscribe first`);
+    }
     this.pendingSubscriptions++;
     let found: Session;
     try {
       // Also the ownership check: another user's session is not found.
       found = (await this.deps.send('sessions.get', { caller: this.caller as Caller, session })) as Session;
+    } catch (error) {
+      this.deps.subscriptions.release(user);
+      throw error;
     } finally {
       this.pendingSubscriptions--;
     }
-    if (this.closed) return { body: null };
+    if (this.closed) {
+      this.deps.subscriptions.release(user);
+      return { body: null };
+    }
     const id = newId(8);
-    const listener = { deliver: (type: typeof channel, ts: number, payload: string) => this.push(eventFrame(id, ts, type, payload)) };
+    const outbox = this.outbox as Outbox;
     // Worker states are sent as they change, whatever the frequency: a bare key shares the 1s feed.
-    this.subscriptions.set(id, this.deps.feeds.join(session, channel, frequency ?? '1s', listener));
+    const leave = this.deps.feeds.join(session, channel, frequency ?? '1s', { deliver: (delivery) => outbox.push(id, delivery) });
+    this.subscriptions.set(id, () => {
+      leave();
+      this.deps.subscriptions.release(user);
+    });
     // `subscriptionId` for clients of the original API; `id` for this API's.
     const body = { id, subscriptionId: id, channel, key };
     if (channel !== 'session_worker_state') return { body };
     const stopReason = found.meta.stopReason ? { stopReason: found.meta.stopReason } : {};
-    const current = JSON.stringify({ state: found.meta.workerState, at: Date.now(), ...stopReason });
-    return { body, afterReply: () => this.push(eventFrame(id, Date.now(), channel, current)) };
+    const current = { state: found.meta.workerState, at: Date.now(), ...stopReason };
+    return { body, afterReply: () => this.closed || outbox.push(id, encodeDelivery(Date.now(), channel, current)) };
   }
 
   private unsubscribe(request: WsRequest): { id: string; subscriptionId: string } {
@@ -246,16 +283,6 @@ export class Connection {
     if (this.socket.readyState === this.socket.OPEN) this.socket.send(frame);
   }
 
-  /** Pushed data; a client that stops reading is dropped rather than buffered without bound. */
-  private push(frame: string): void {
-    if (this.closed) return;
-    if (this.socket.bufferedAmount > WS_PROTOCOL.maxBufferedBytes) {
-      this.deps.log.warn({ user: this.caller?.user, buffered: this.socket.bufferedAmount }, 'websocket client too slow; closing');
-      return this.close(CLOSE.tooSlow, 'client too slow');
-    }
-    this.socket.send(frame);
-  }
-
   private release(): void {
     if (this.closed) return;
     this.closed = true;
@@ -264,6 +291,7 @@ export class Connection {
     clearTimeout(this.expiry);
     for (const leave of this.subscriptions.values()) leave();
     this.subscriptions.clear();
+    this.outbox?.release();
     if (this.caller) this.deps.users.release(this.caller.user);
     else this.deps.releaseAnonymous();
   }

@@ -1,18 +1,15 @@
-// Fan-out. One feed per (session, channel, frequency) in a gateway: one NATS subscription and
-// one aggregator, however many sockets listen. The first listener creates the feed; the last
-// one to leave tears it down.
+// Fan-out. One feed per (session, channel, frequency) in a gateway: one NATS subscription, one
+// aggregator and one serialisation of each payload (fanout.ts), however many sockets listen.
+// The first listener creates the feed; the last one to leave tears it down.
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { WorkerStateMessage } from '../../bus/contracts/live.ts';
 import { checker } from '../../bus/validate.ts';
 import type { Logger } from '../../bus/log.ts';
 import { subjects, type RowKind } from '../../bus/subjects.ts';
 import { createAggregator, type Aggregator, type PeriodicChannel } from './aggregators.ts';
+import { encodeDelivery, type EncodeDelivery } from './delivery.ts';
+import { Fanout, type FeedListener } from './fanout.ts';
 import { FREQUENCIES, type Channel, type Frequency } from './protocol.ts';
-
-export interface FeedListener {
-  /** One delivery; the payload is already JSON. */
-  deliver(type: Channel, ts: number, payloadJson: string): void;
-}
 
 const ROW_KIND: Record<PeriodicChannel, RowKind> = {
   session_emotions_counts: 'face',
@@ -28,6 +25,8 @@ export class Feeds {
   constructor(
     private readonly nc: NatsConnection,
     private readonly log: Logger,
+    /** How each payload is serialised, once for all of its listeners. */
+    private readonly encode: EncodeDelivery = encodeDelivery,
   ) {}
 
   /** Adds a listener; returns the function that removes it. */
@@ -35,14 +34,14 @@ export class Feeds {
     const key = `${session}|${channel}|${frequency}`;
     let feed = this.feeds.get(key);
     if (!feed) {
-      feed = new Feed(this.nc, session, channel, FREQUENCIES[frequency], this.log);
+      feed = new Feed(this.nc, session, channel, FREQUENCIES[frequency], new Fanout(channel, this.encode, this.log), this.log);
       this.feeds.set(key, feed);
     }
     const joined = feed;
-    joined.listeners.add(listener);
+    joined.fanout.listeners.add(listener);
     return () => {
-      joined.listeners.delete(listener);
-      if (joined.listeners.size === 0 && this.feeds.get(key) === joined) {
+      joined.fanout.listeners.delete(listener);
+      if (joined.fanout.listeners.size === 0 && this.feeds.get(key) === joined) {
         this.feeds.delete(key);
         joined.close();
       }
@@ -61,7 +60,6 @@ export class Feeds {
 }
 
 class Feed {
-  readonly listeners = new Set<FeedListener>();
   private readonly subscription: Subscription;
   private readonly aggregator?: Aggregator;
   private readonly timer?: NodeJS.Timeout;
@@ -69,8 +67,9 @@ class Feed {
   constructor(
     nc: NatsConnection,
     session: string,
-    private readonly channel: Channel,
+    channel: Channel,
     periodMs: number,
+    readonly fanout: Fanout,
     private readonly log: Logger,
   ) {
     if (channel === 'session_worker_state') {
@@ -111,22 +110,11 @@ class Feed {
       return this.log.warn({ subject: msg.subject }, 'worker state does not match its contract; skipped');
     }
     const { state, at, stopReason } = change;
-    this.send(JSON.stringify({ state, at, ...(stopReason ? { stopReason } : {}) }));
+    this.fanout.send({ state, at, ...(stopReason ? { stopReason } : {}) });
   }
 
   private emit(): void {
     const payload = this.aggregator?.flush();
-    if (payload) this.send(JSON.stringify(payload));
-  }
-
-  private send(payloadJson: string): void {
-    const ts = Date.now();
-    for (const listener of this.listeners) {
-      try {
-        listener.deliver(this.channel, ts, payloadJson);
-      } catch (error) {
-        this.log.warn({ err: error }, 'a listener failed to take a delivery');
-      }
-    }
+    if (payload) this.fanout.send(payload);
   }
 }

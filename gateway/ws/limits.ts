@@ -4,6 +4,10 @@
 /** The operator's limits (configuration). */
 export interface WsLimits {
   subscriptionsPerConnection: number;
+  /** Subscriptions of one user over all its connections to this gateway. */
+  subscriptionsPerUser: number;
+  /** Bytes of pushed data one user's sockets may be sent per second by this gateway (push-budgets.ts). */
+  pushBytesPerSecondPerUser: number;
   connectionsPerUser: number;
   /** Sockets from one address that have not authenticated yet; past it the oldest is closed. */
   unauthenticatedPerAddress: number;
@@ -20,8 +24,10 @@ export interface WsLimits {
 export const WS_PROTOCOL = {
   /** Largest message a client may send. */
   maxMessageBytes: 64 * 1024,
-  /** A client that lets this much pile up unread is too slow and is disconnected. */
-  maxBufferedBytes: 8 * 1024 * 1024,
+  /** Pushed data waiting to be sent to a socket past which its next messages are dropped (outbox.ts). */
+  maxBufferedBytes: 2 * 1024 * 1024,
+  /** A socket over maxBufferedBytes this long is not reading: it is closed (1013). */
+  slowGraceMs: 30_000,
 } as const;
 
 /** A token bucket: `perMinute` messages a minute on average, bursts up to `perMinute`. */

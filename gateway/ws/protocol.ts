@@ -11,6 +11,9 @@ export const PATHS = {
   unsubscribe: 'channels:unsubscribe',
 } as const;
 
+/** The path of the message, not a reply (its id is null), that tells a client its pushed data is being dropped (outbox.ts). */
+export const DROPPED_PATH = 'channels:dropped';
+
 /** How often a subscription delivers what it gathered. */
 export const FREQUENCIES = {
   '1s': 1_000,
@@ -93,10 +96,3 @@ export function errorReply(
   const path = typeof request.path === 'string' ? request.path : '';
   return JSON.stringify({ id, path, status, body: errorBody(status, code, message, details) } satisfies Reply);
 }
-
-/**
- * One pushed message. The payload is serialised once per delivery and spliced into each
- * subscriber's frame, so a feed with many subscribers does not stringify it again for each.
- */
-export const eventFrame = (subscription: string, ts: number, type: Channel, payloadJson: string): string =>
-  `[${JSON.stringify(subscription)},${ts},"${type}",${payloadJson}]`;

@@ -16,6 +16,8 @@ import { Feeds } from './feeds.ts';
 import { Counts } from '../counts.ts';
 import { WS_PROTOCOL, type WsLimits } from './limits.ts';
 import { NotSignedIn } from './not-signed-in.ts';
+import { PushBudgets } from './push-budgets.ts';
+import { pushMetrics } from './push-metrics.ts';
 
 const WS_PATH = '/ws/v1';
 
@@ -38,6 +40,9 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
   const { limits, log } = deps;
   const feeds = new Feeds(deps.nc, log);
   const users = new Counts(limits.connectionsPerUser);
+  const subscriptions = new Counts(limits.subscriptionsPerUser);
+  const pushBudgets = new PushBudgets(limits.pushBytesPerSecondPerUser);
+  const pushed = pushMetrics(deps.registry);
   const anonymous = new NotSignedIn(limits.unauthenticatedPerAddress);
   const upgrades = new RateLimit(limits.upgradesPerAddressPerMinute, 60);
   const connections = new Set<Connection>();
@@ -88,6 +93,9 @@ export function attachWebSocket(server: Server, deps: WebSocketDeps): { close():
         send: deps.send,
         feeds,
         users,
+        subscriptions,
+        pushBudgets,
+        pushMetrics: pushed,
         limits,
         log,
         address,

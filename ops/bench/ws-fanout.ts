@@ -2,8 +2,8 @@
 // every message, promptly. Face rows are published straight on the session's live subject
 // (as the face actor would) rather than analysed from a real stream, so the figure is the
 // gateway's alone. Starts NATS, ClickHouse, an actor host (which answers the ownership check),
-// and a WebSocket server process built like the gateway's, with the per-user connection limit
-// raised so that one user can hold every client; stops them all.
+// and a WebSocket server process built like the gateway's, with the per-user limits (connections,
+// subscriptions, pushed bytes) raised so that one user can hold every client; stops them all.
 // Usage: node --import tsx ops/bench/ws-fanout.ts [clients=500] [seconds=20]
 import { createServer } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -42,7 +42,7 @@ async function serve(port: number, tokensFile: string, connectionsPerUser: numbe
     send: busSender(nc, config.requestTimeoutMs),
     log: log.child({ component: 'ws' }),
     authFailures: new RateLimit(60, 60),
-    limits: { connectionsPerUser, subscriptionsPerConnection: 50, unauthenticatedPerAddress: connectionsPerUser, messagesPerMinute: 600, idleMs: 65_000, authTimeoutMs: 30_000, upgradesPerAddressPerMinute: 1_000_000 },
+    limits: { connectionsPerUser, subscriptionsPerConnection: 50, subscriptionsPerUser: connectionsPerUser, pushBytesPerSecondPerUser: 1024 ** 3, unauthenticatedPerAddress: connectionsPerUser, messagesPerMinute: 600, idleMs: 65_000, authTimeoutMs: 30_000, upgradesPerAddressPerMinute: 1_000_000 },
     requests: new RateLimit(1_000_000, 10),
     addresses: new ClientAddresses([]),
   });

@@ -42,6 +42,8 @@ const open = async () => {
 // Small limits, so that reaching each one is quick.
 const LIMITS: WsLimits = {
   subscriptionsPerConnection: 5,
+  subscriptionsPerUser: 100,
+  pushBytesPerSecondPerUser: 16 * 1024 * 1024,
   connectionsPerUser: 12,
   unauthenticatedPerAddress: 6,
   messagesPerMinute: 60,

@@ -5,7 +5,8 @@ import * as assert from 'uvu/assert';
 import { Counts } from '../../gateway/counts.ts';
 import { MessageRate } from '../../gateway/ws/limits.ts';
 import { NotSignedIn } from '../../gateway/ws/not-signed-in.ts';
-import { eventFrame, parseKey } from '../../gateway/ws/protocol.ts';
+import { deliveryHead, encodeDelivery } from '../../gateway/ws/delivery.ts';
+import { parseKey } from '../../gateway/ws/protocol.ts';
 
 test('message rate: a minute of allowance at once, then refilled over time', () => {
   const start = 1_000_000;
@@ -54,7 +55,7 @@ test('sockets not signed in: at the bound the oldest of the address makes way; a
 
 test('keys and event frames', () => {
   assert.equal(parseKey('65f0c0de0123456789abcdef:10m'), { session: '65f0c0de0123456789abcdef', frequency: '10m' });
-  const frame = eventFrame('sub"1', 42, 'session_custom_events', '{"events":[]}');
+  const frame = deliveryHead('sub"1') + encodeDelivery(42, 'session_custom_events', { events: [] }).tail.toString();
   assert.equal(JSON.parse(frame), ['sub"1', 42, 'session_custom_events', { events: [] }]);
 });
 

@@ -1,0 +1,27 @@
+// What the gateway pushed to WebSocket clients and what it dropped, for /metrics: a user over
+// its push budget, or a socket that does not read, shows here before anyone complains.
+import { Counter, type Registry } from 'prom-client';
+
+/** Why a pushed message was not sent to a socket (outbox.ts). */
+export type DropReason = 'push_budget' | 'slow_client';
+
+export interface PushMetrics {
+  pushed(bytes: number): void;
+  dropped(reason: DropReason): void;
+}
+
+/** Counters registered on `registry` when there is one (the gateway's); counted alone otherwise. */
+export function pushMetrics(registry?: Registry): PushMetrics {
+  const registers = registry ? [registry] : [];
+  const bytes = new Counter({ name: 'emo_websocket_pushed_bytes_total', help: 'Bytes of pushed data sent to WebSocket clients', registers });
+  const dropped = new Counter({
+    name: 'emo_websocket_messages_dropped_total',
+    help: 'Pushed messages not sent to a socket: its user over the push budget, or the socket not reading',
+    labelNames: ['reason'],
+    registers,
+  });
+  return {
+    pushed: (count) => bytes.inc(count),
+    dropped: (reason) => dropped.inc({ reason }),
+  };
+}
