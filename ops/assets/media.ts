@@ -17,32 +17,31 @@ const PYROOMACOUSTICS_RAW = 'https://raw.githubusercontent.com/LCAV/pyroomacoust
  * 2011's underdetermined speech mixtures (dev1, four women and four men, each a different
  * person), seven of them the crowd.
  */
-const CROWD_SPEECH: ReadonlyArray<[name: string, commit: string, upstreamPath: string, sha256: string, bytes: number]> = [
-  ...(
-    [
-      ['aew_a0001', 'd7b3b0ee49a0dbd26ea813d220a2f8d252ab47eda15af06542d4d21ec1447228', 124206],
-      ['aew_a0002', '40641becf36e6b65a3aabfd7299778bf2c67eaa8fc4ce097d5b63ff33d7096fa', 128686],
-      ['aew_a0003', '9ab2f145deeebb375f47a93b6a45bf007962fde7402314b5a04a4d6318f6e93f', 113326],
-      ['axb_a0004', '24612efb6612433a66b2327d2688740a966d00c2a4c8462fa3de80223f9d2bf2', 89804],
-      ['axb_a0005', 'b87c4ba7d75e51b84ed86469f7a29eca99106e24f50d1f3043ab8984372b6211', 50126],
-      ['axb_a0006', 'd1aa2fca52f5b0d3b918aea7ae7e4daf555f300f8ce749f5c9d851ae7f47f0c8', 113324],
-    ] as const
-  ).map(([name, sha256, bytes]) => [`cmu_arctic_us_${name}.wav`, '6fe43fecb7c358ac9aaa054e7e73641189f1afff', `examples/input_samples/cmu_arctic_us_${name}.wav`, sha256, bytes] as const),
-  ['arctic_a0007.wav', '4e12fe14485440eef713ee4269f28c6603834c4e', 'examples/input_samples/arctic_a0007.wav', '1b850392f8c87ee2efe5a686523f1bab61d2a38d59bc43d1127e17e406f9e57d', 128044],
-  ['arctic_a0008.wav', '4e12fe14485440eef713ee4269f28c6603834c4e', 'examples/input_samples/arctic_a0008.wav', '0b10f2d27ef3636491d04188332edea8cb2df7add13f43cca32c493b5fd31176', 128044],
-  ['arctic_a0009.wav', '4e12fe14485440eef713ee4269f28c6603834c4e', 'examples/input_samples/arctic_a0009.wav', '52424758f0624ce8442955db50209a4e4dc141c95c6a0a0ceca494464dcb73f9', 160044],
+type CrowdFile = [name: string, commit: string, upstreamPath: string, sha256: string, bytes: number];
+const ARCTIC_SENTENCES = '6fe43fecb7c358ac9aaa054e7e73641189f1afff';
+const ARCTIC_A0007_A0009 = '4e12fe14485440eef713ee4269f28c6603834c4e';
+const SISEC_2011_SPEECH = '4ac8f49ec9e48dab841b0429b7c183f1a379abf2';
+const arctic = (name: string, sha256: string, bytes: number): CrowdFile => [`cmu_arctic_us_${name}.wav`, ARCTIC_SENTENCES, `examples/input_samples/cmu_arctic_us_${name}.wav`, sha256, bytes];
+const sisec = (name: string, sha256: string): CrowdFile => [`dev1_${name}.wav`, SISEC_2011_SPEECH, `examples/input_samples/SiSec2011_Speech/dev1_${name}.wav`, sha256, 320044];
+
+const CROWD_SPEECH: readonly CrowdFile[] = [
+  arctic('aew_a0001', 'd7b3b0ee49a0dbd26ea813d220a2f8d252ab47eda15af06542d4d21ec1447228', 124206),
+  arctic('aew_a0002', '40641becf36e6b65a3aabfd7299778bf2c67eaa8fc4ce097d5b63ff33d7096fa', 128686),
+  arctic('aew_a0003', '9ab2f145deeebb375f47a93b6a45bf007962fde7402314b5a04a4d6318f6e93f', 113326),
+  arctic('axb_a0004', '24612efb6612433a66b2327d2688740a966d00c2a4c8462fa3de80223f9d2bf2', 89804),
+  arctic('axb_a0005', 'b87c4ba7d75e51b84ed86469f7a29eca99106e24f50d1f3043ab8984372b6211', 50126),
+  arctic('axb_a0006', 'd1aa2fca52f5b0d3b918aea7ae7e4daf555f300f8ce749f5c9d851ae7f47f0c8', 113324),
+  ['arctic_a0007.wav', ARCTIC_A0007_A0009, 'examples/input_samples/arctic_a0007.wav', '1b850392f8c87ee2efe5a686523f1bab61d2a38d59bc43d1127e17e406f9e57d', 128044],
+  ['arctic_a0008.wav', ARCTIC_A0007_A0009, 'examples/input_samples/arctic_a0008.wav', '0b10f2d27ef3636491d04188332edea8cb2df7add13f43cca32c493b5fd31176', 128044],
+  ['arctic_a0009.wav', ARCTIC_A0007_A0009, 'examples/input_samples/arctic_a0009.wav', '52424758f0624ce8442955db50209a4e4dc141c95c6a0a0ceca494464dcb73f9', 160044],
   ['arctic_a0010.wav', '2f97a0fa50a872402fd20f32337fa6a74764207c', 'notebooks/arctic_a0010.wav', '5a08beb1ad34e39c5d54927eef1ef45089049401ca7d8d05926677f196e622b3', 114124],
-  ...(
-    [
-      ['female4_src_1', 'f7b18d4317365e6959ece0110b8807d525941105048798ac7afe64dacbe3aba8'],
-      ['female4_src_2', '4a0231dbda274ab216393cfa2a0a230e648ded65fffad5567cf78e088b5c0d39'],
-      ['female4_src_3', '62a4186daf3c3df631b03bb74b5536c388f187865b3f389815991594da493b21'],
-      ['female4_src_4', '3b1e27403ab03c2d94f931842e01a1f9e465cd2d05c652ab732b5d267cd218a0'],
-      ['male4_src_1', 'ad3f7253d659d7b37590c328910064cdb05bad8282d9e0eff05bea61bbf51e0a'],
-      ['male4_src_2', 'f1e7a5bb22ef26de7a72e6a61b9f62e9219e2020cae68300bc5fb073de3aac3f'],
-      ['male4_src_3', 'f224ed5aeb1eb3134039a5775989f35a63f55a6d02176b26969ba5046b05a6d6'],
-    ] as const
-  ).map(([name, sha256]) => [`dev1_${name}.wav`, '4ac8f49ec9e48dab841b0429b7c183f1a379abf2', `examples/input_samples/SiSec2011_Speech/dev1_${name}.wav`, sha256, 320044] as const),
+  sisec('female4_src_1', 'f7b18d4317365e6959ece0110b8807d525941105048798ac7afe64dacbe3aba8'),
+  sisec('female4_src_2', '4a0231dbda274ab216393cfa2a0a230e648ded65fffad5567cf78e088b5c0d39'),
+  sisec('female4_src_3', '62a4186daf3c3df631b03bb74b5536c388f187865b3f389815991594da493b21'),
+  sisec('female4_src_4', '3b1e27403ab03c2d94f931842e01a1f9e465cd2d05c652ab732b5d267cd218a0'),
+  sisec('male4_src_1', 'ad3f7253d659d7b37590c328910064cdb05bad8282d9e0eff05bea61bbf51e0a'),
+  sisec('male4_src_2', 'f1e7a5bb22ef26de7a72e6a61b9f62e9219e2020cae68300bc5fb073de3aac3f'),
+  sisec('male4_src_3', 'f224ed5aeb1eb3134039a5775989f35a63f55a6d02176b26969ba5046b05a6d6'),
 ];
 
 /**
