@@ -21,10 +21,17 @@ export const subjects = {
   workerStateAll: `${root}.live.*.worker_state`,
 } as const;
 
+/**
+ * Headers of row messages. `ownerEpoch`: the epoch of the session's owner that made the rows (a
+ * fencing token: storage refuses a stale owner's rows, storage/fence.ts); absent on rows any
+ * host publishes for a session (custom events) and on rows of publishers older than it.
+ */
+export const rowHeaders = { ownerEpoch: 'Emo-Owner-Epoch' } as const;
+
 export const ROW_KINDS = ['audio', 'face', 'video', 'speech', 'event'] as const;
 export type RowKind = (typeof ROW_KINDS)[number];
 
 export const queues = { hosts: 'hosts', api: 'api' } as const;
 export const streams = { rows: 'ROWS', deadRows: 'DEAD_ROWS' } as const;
 export const consumers = { writer: 'storage-writer', sessionIndex: 'session-index' } as const;
-export const buckets = { sessions: 'sessions', quotas: 'quotas', idempotency: 'idempotency' } as const;
+export const buckets = { sessions: 'sessions', quotas: 'quotas', idempotency: 'idempotency', purges: 'purges' } as const;

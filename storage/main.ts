@@ -39,6 +39,16 @@ const service = await StorageService.start(
     sessionMaxSeconds: config.sessionMaxSeconds,
     sessionListMemoryPerUser: config.sessionListMemoryPerUser,
     sessionListMemoryTotal: config.sessionListMemoryTotal,
+    purge: {
+      windowSeconds: config.purgeWindowSeconds,
+      batchSessions: config.purgeBatchSessions,
+      queueMaxBytes: config.purgeQueueMaxBytes,
+    },
+    sessionRecords: {
+      bucketMaxBytes: config.sessionsBucketMaxBytes,
+      maxAgeSeconds: config.sessionRecordMaxAgeSeconds,
+      cacheBytes: config.sessionRecordCacheBytes,
+    },
     metrics: new StorageMetrics(registry),
   },
   log.child({ component: 'storage' }),

@@ -29,7 +29,7 @@ export interface SessionListMetrics {
 
 export class StorageMetrics {
   readonly bus: RequestObserver;
-  /** Counts the ALTER ... DELETE mutations a purge issued: each rewrites a month of a shared table. */
+  /** Counts the ALTER ... DELETE mutations a purge round issued: each rewrites a month of a shared table. */
   readonly purgeMutations: (count: number) => void;
   readonly sessionLists: SessionListMetrics;
 
@@ -38,7 +38,7 @@ export class StorageMetrics {
     const registers = [registry];
     const mutations = new Counter({
       name: 'emo_purge_mutations_total',
-      help: 'ALTER TABLE ... DELETE mutations issued to remove deleted sessions',
+      help: 'ALTER TABLE ... DELETE mutations this service issued to remove deleted sessions: one per table per purge round, however many sessions it removed',
       registers,
     });
     this.purgeMutations = (count) => mutations.inc(count);
@@ -57,6 +57,23 @@ export class StorageMetrics {
     };
   }
 
+  /** Reads how many deleted sessions wait for a purge round, at each scrape (the queue is shared: aggregate with max()). */
+  watchPurgeQueue(length: () => Promise<number>, log: Logger): void {
+    new Gauge({
+      name: 'emo_purge_queue_sessions',
+      help: 'Deleted sessions whose rows wait for a purge round (the purges bucket, shared by every storage service)',
+      registers: [this.registry],
+      async collect() {
+        try {
+          this.set(await length());
+        } catch (error) {
+          log.debug({ err: error }, 'the purge queue could not be read for the metrics');
+          this.set(NaN);
+        }
+      },
+    });
+  }
+
   /** Reads the writer's totals, and ROWS and its consumer from the server, at each scrape. */
   watchWriter(writer: StorageWriter, jsm: JetStreamManager, log: Logger): void {
     const registers = [this.registry];
@@ -66,6 +83,12 @@ export class StorageMetrics {
       'emo_rows_dead_lettered_total',
       'Rows this writer set aside in the DEAD_ROWS stream because they can never be stored',
       () => writer.deadLetters,
+    );
+    runningTotal(
+      this.registry,
+      'emo_rows_fenced_total',
+      'Rows this writer refused because their host had lost the session to another (a stale owner\'s epoch)',
+      () => writer.rowsFenced,
     );
     runningTotal(this.registry, 'emo_writer_batches_pulled_total', 'Batches this writer pulled from ROWS', () => writer.batchesPulled);
     runningTotal(this.registry, 'emo_writer_pulled_bytes_total', 'Bytes of row messages this writer pulled from ROWS', () => writer.bytesPulled);

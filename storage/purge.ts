@@ -22,7 +22,7 @@ import { DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from './clickhouse.ts';
 import type { ClusterNodes } from './cluster-nodes.ts';
 import { clickhouseCode } from './insert-errors.ts';
 import type { Schema, TableAlter } from './schema.ts';
-import { sql } from './sql.ts';
+import { literal, sql, type SqlValue } from './sql.ts';
 import { tableOf } from './tables.ts';
 
 // A stopped worker still flushes its last seconds (and waiting transcripts) onto ROWS.
@@ -31,14 +31,20 @@ const SETTLE_MS = 2000;
 const REPLY_MARGIN_MS = 300;
 const POLL_MS = 100;
 
-/** Each table with rows of the session, and the condition that picks them. */
-function sessionRows(record: Pick<SessionRecord, 'id' | 'createdAt'>): { table: string; where: string }[] {
-  const byDay = sql`day = ${sessionDay(record.id)} AND session = ${record.id}`;
+/** What a purge needs of a session: its id and creation time, which name its rows' partitions. */
+export type PurgedSession = Pick<SessionRecord, 'id' | 'createdAt'>;
+
+/** Each table with rows of the sessions, and the condition that picks them all. */
+function sessionRows(sessions: PurgedSession[]): { table: string; where: string }[] {
+  const list = (values: SqlValue[]) => `(${[...new Set(values)].map(literal).join(', ')})`;
+  const ids = list(sessions.map(({ id }) => id));
+  const byDay = `day IN ${list(sessions.map(({ id }) => sessionDay(id)))} AND session IN ${ids}`;
   const results = ROW_KINDS.map(tableOf);
+  // The index: every revision shares the creation second, `created`, its partition key.
+  const created = `(${[...new Set(sessions.map(({ createdAt }) => Math.floor(createdAt / 1000)))].map((second) => `toDateTime(${literal(second)})`).join(', ')})`;
   return [
     ...[...results, 'event_spans'].map((table) => ({ table, where: byDay })),
-    // The index: every revision shares the creation second, `created`, its partition key.
-    { table: 'sessions', where: sql`created = toDateTime(${Math.floor(record.createdAt / 1000)}) AND id = ${record.id}` },
+    { table: 'sessions', where: `created IN ${created} AND id IN ${ids}` },
   ];
 }
 
@@ -57,39 +63,59 @@ export async function purgeSession(
   cluster?: ClusterNodes,
   countMutations?: (count: number) => void,
 ): Promise<void> {
-  const until = deadline - REPLY_MARGIN_MS;
-  const settled = async () => Date.now() >= (record.finishedAt ?? 0) + SETTLE_MS && (await rowsOnTheWay(jsm, record.id)) === 0;
-  if (!(await waitFor(settled, until))) {
-    throw unavailable('rows of this session are still on their way to storage; nothing was deleted, retry shortly');
-  }
-  await deleteSessionRows(clickhouse, schema, record, until, cluster, countMutations);
+  await awaitRowsStored(jsm, record, deadline);
+  await deleteSessionRows(clickhouse, schema, record, deadline - REPLY_MARGIN_MS, cluster, countMutations);
 }
 
 /**
- * Deletes the session's rows from every table and waits for the mutations until `until`, after
- * which one still running finishes on its own. Refused (503) on a cluster when some rows are
- * still there by then: the deletion is on its way to every replica, and asking again is safe.
+ * Waits until the stopped session's last rows have left ROWS, so that a purge issued after
+ * this finds every row it is to delete. Refused (503) if they do not arrive before `deadline`.
  */
+export async function awaitRowsStored(jsm: JetStreamManager, record: SessionRecord, deadline: number): Promise<void> {
+  const settled = async () => Date.now() >= (record.finishedAt ?? 0) + SETTLE_MS && (await rowsOnTheWay(jsm, record.id)) === 0;
+  if (!(await waitFor(settled, deadline - REPLY_MARGIN_MS))) {
+    throw unavailable('rows of this session are still on their way to storage; nothing was deleted, retry shortly');
+  }
+}
+
+/** Deletes one session's rows: deleteRowsOf for a batch of one. */
 export async function deleteSessionRows(
   clickhouse: ClickHouseClient,
   schema: Schema,
-  record: SessionRecord,
+  record: PurgedSession,
   until: number,
   cluster?: ClusterNodes,
   countMutations?: (count: number) => void,
 ): Promise<void> {
-  const deletions = sessionRows(record).map(({ table, where }) => schema.deleteWhere(table, where));
+  await deleteRowsOf(clickhouse, schema, [record], until, cluster, countMutations);
+}
+
+/**
+ * Deletes the sessions' rows from every table, one mutation per table whatever their number,
+ * and waits for the mutations until `until`, after which one still running finishes on its
+ * own. Refused (503) on a cluster when some rows are still there by then: the deletion is on
+ * its way to every replica, and asking again is safe.
+ */
+export async function deleteRowsOf(
+  clickhouse: ClickHouseClient,
+  schema: Schema,
+  sessions: PurgedSession[],
+  until: number,
+  cluster?: ClusterNodes,
+  countMutations?: (count: number) => void,
+): Promise<void> {
+  const deletions = sessionRows(sessions).map(({ table, where }) => schema.deleteWhere(table, where));
   countMutations?.(deletions.length);
   if (!schema.cluster) {
     for (const deletion of deletions) await clickhouse.command({ query: schema.onEveryNode(deletion) });
-    await waitFor(async () => (await mutationsRunning(clickhouse, record.id)) === 0, until);
+    await waitFor(async () => (await mutationsRunning(clickhouse, sessions)) === 0, until);
     return;
   }
   if (!(await cluster?.alterEachShard(deletions))) await deleteOnEveryNode(clickhouse, schema, deletions, until);
   // A replica runs the mutations once it has read them from ZooKeeper (or, ON CLUSTER, from its
   // DDL queue: a node slow to read it, or lost until its partner takes over once the lost one's
   // ZooKeeper session lapses): done when no row is left where reads go.
-  if (!(await waitFor(async () => (await rowsLeft(clickhouse, record)) === 0, until))) {
+  if (!(await waitFor(async () => (await rowsLeft(clickhouse, sessions)) === 0, until))) {
     throw unavailable('the rows of this session are still being deleted; retry shortly');
   }
 }
@@ -109,8 +135,8 @@ async function deleteOnEveryNode(clickhouse: ClickHouseClient, schema: Schema, d
   }));
 }
 
-async function rowsLeft(clickhouse: ClickHouseClient, record: SessionRecord): Promise<number> {
-  const counts = await Promise.all(sessionRows(record).map(async ({ table, where }) =>
+async function rowsLeft(clickhouse: ClickHouseClient, sessions: PurgedSession[]): Promise<number> {
+  const counts = await Promise.all(sessionRows(sessions).map(async ({ table, where }) =>
     Number((await queryRows<{ n: number }>(clickhouse, `SELECT count() AS n FROM ${table} WHERE ${where}`))[0]?.n ?? 0)));
   return counts.reduce((sum, count) => sum + count, 0);
 }
@@ -120,9 +146,9 @@ async function rowsOnTheWay(jsm: JetStreamManager, session: string): Promise<num
   return Object.values(info.state.subjects ?? {}).reduce((sum, count) => sum + count, 0);
 }
 
-async function mutationsRunning(clickhouse: ClickHouseClient, session: string): Promise<number> {
+async function mutationsRunning(clickhouse: ClickHouseClient, sessions: PurgedSession[]): Promise<number> {
   const [row] = await queryRows<{ running: number }>(clickhouse, sql`SELECT count() AS running FROM system.mutations
-    WHERE database = currentDatabase() AND is_done = 0 AND position(command, ${session}) > 0`);
+    WHERE database = currentDatabase() AND is_done = 0 AND position(command, ${sessions[0]?.id ?? ''}) > 0`);
   return Number(row?.running ?? 0);
 }
 

@@ -25,6 +25,9 @@ import { SessionLists } from './session-lists.ts';
 import { ReadsInFlight } from './reads-in-flight.ts';
 import { Shards } from './shards.ts';
 import { ensureRowsStream } from './rows-stream.ts';
+import { PurgeLease } from './purge-lease.ts';
+import { PurgeQueue } from './purge-queue.ts';
+import { PurgeRounds } from './purge-rounds.ts';
 import { SessionIndexFollower } from './session-index-follower.ts';
 import { StorageWriter, type WriterOptions } from './writer.ts';
 
@@ -48,6 +51,10 @@ export interface StorageOptions {
   sessionListMemoryPerUser: number;
   /** The sessions of all users kept in memory, at most. */
   sessionListMemoryTotal: number;
+  /** Deleted sessions' rows leave ClickHouse in rounds: one every window, of up to a batch of sessions. */
+  purge: { windowSeconds: number; batchSessions: number; queueMaxBytes: number };
+  /** The session records' bucket bounds and cache (bus/session-records.ts). */
+  sessionRecords: { bucketMaxBytes: number; maxAgeSeconds: number; cacheBytes: number };
   /** Where bus requests and the writer are measured (the process's /metrics). */
   metrics?: StorageMetrics;
 }
@@ -62,6 +69,7 @@ export class StorageService {
     private readonly writer: StorageWriter | undefined,
     private readonly index: SessionIndexFollower | undefined,
     private readonly cluster: ClusterNodes | undefined,
+    private readonly purges: PurgeRounds | undefined,
   ) {}
 
   static async start(nc: NatsConnection, options: StorageOptions, log: Logger): Promise<StorageService> {
@@ -85,7 +93,13 @@ export class StorageService {
     await ensureRowsStream(jsm, { maxBytes: options.rowsStreamMaxBytes, replicas: options.natsReplicas });
     await ensureDeadLetterStream(jsm, options.natsReplicas);
     const pools = connectPools(options.clickhouse, options.database, options.connections, log);
-    const records = await SessionRecords.open(js, log, options.natsReplicas);
+    const records = await SessionRecords.open(js, log, {
+      replicas: options.natsReplicas,
+      cacheBytes: options.sessionRecords.cacheBytes,
+      bucket: { maxBytes: options.sessionRecords.bucketMaxBytes, maxAgeMs: options.sessionRecords.maxAgeSeconds * 1000 },
+    });
+    const purgeQueue = await PurgeQueue.open(js, jsm, { replicas: options.natsReplicas, maxBytes: options.purge.queueMaxBytes });
+    options.metrics?.watchPurgeQueue(() => purgeQueue.length(), log);
     const newest = new NewestSessions(options.sessionListMemoryPerUser, options.sessionListMemoryTotal);
     await records.watch(undefined, newest);
     const shards = options.clickhouse.cluster ? new Shards(pools.reads, options.clickhouse.cluster) : undefined;
@@ -93,21 +107,30 @@ export class StorageService {
       ...options.writer,
       largestMessageBytes: nc.info?.max_payload ?? 0,
       deleted: (session) => records.deletedLately(session),
+      record: (session) => records.peek(session)?.record,
     });
     await writer?.start();
     if (writer) options.metrics?.watchWriter(writer, jsm, log);
     // The session index is kept by the services that write.
     const index = writer && await SessionIndexFollower.start(js, jsm, pools.index, log.child({ component: 'session-index' }));
+    const schema = new Schema(options.database, cluster?.name);
+    // Purge rounds are run by the services that write, like the index.
+    const purges = writer && new PurgeRounds(purgeQueue, new PurgeLease(purgeQueue.kv, options.id), pools.index, schema, cluster, {
+      windowMs: options.purge.windowSeconds * 1000,
+      batchSessions: options.purge.batchSessions,
+      countMutations: options.metrics?.purgeMutations,
+    }, log.child({ component: 'purge' }));
+    purges?.start();
     const progress = new IndexProgress(jsm);
     const observe = options.metrics?.bus;
     const inFlight = new ReadsInFlight(options.readsInFlightPerUser);
     const lists = new SessionLists(newest, records, progress, pools.reads, inFlight, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
-    const service = new StorageService(nc, pools, records, writer, index, cluster);
+    const service = new StorageService(nc, pools, records, writer, index, cluster, purges);
     service.subscriptions.push(
       ...serveResults(nc, records, pools.reads, shards, inFlight, log, observe),
       serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, pools.reads, inFlight, log, observe),
-      serveSessionPurge(nc, records, pools.index, jsm, progress, new Schema(options.database, cluster?.name), cluster, log, observe, options.metrics?.purgeMutations),
+      serveSessionPurge(nc, records, jsm, progress, purgeQueue, log, observe),
     );
     log.info({ writer: options.writer }, 'storage service ready');
     return service;
@@ -117,6 +140,7 @@ export class StorageService {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     await this.writer?.stop();
     await this.index?.stop();
+    await this.purges?.stop();
     this.records.close();
     await this.nc.drain();
     await closePools(this.pools);

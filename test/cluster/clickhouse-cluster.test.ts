@@ -231,6 +231,8 @@ step('rows the storage writer stores are read back, each once, from every node',
     sessionMaxSeconds: config.sessionMaxSeconds,
     sessionListMemoryPerUser: config.sessionListMemoryPerUser,
     sessionListMemoryTotal: config.sessionListMemoryTotal,
+    purge: { windowSeconds: config.purgeWindowSeconds, batchSessions: config.purgeBatchSessions, queueMaxBytes: config.purgeQueueMaxBytes },
+    sessionRecords: { bucketMaxBytes: config.sessionsBucketMaxBytes, maxAgeSeconds: config.sessionRecordMaxAgeSeconds, cacheBytes: config.sessionRecordCacheBytes },
   }, storageLog);
   client = connectClickHouse(server, DATABASE);
   // Sessions go to a shard by the hash of their random id: with 8, all on one shard was a 1 in

@@ -19,5 +19,7 @@ export async function startStorageInProcess(config: Config, id: string, database
     sessionMaxSeconds: config.sessionMaxSeconds,
     sessionListMemoryPerUser: config.sessionListMemoryPerUser,
     sessionListMemoryTotal: config.sessionListMemoryTotal,
+    purge: { windowSeconds: config.purgeWindowSeconds, batchSessions: config.purgeBatchSessions, queueMaxBytes: config.purgeQueueMaxBytes },
+    sessionRecords: { bucketMaxBytes: config.sessionsBucketMaxBytes, maxAgeSeconds: config.sessionRecordMaxAgeSeconds, cacheBytes: config.sessionRecordCacheBytes },
   }, log);
 }

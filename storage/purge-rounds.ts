@@ -1,0 +1,75 @@
+// Purge rounds: the rows of deleted sessions leave ClickHouse in batches, so that deletes cost
+// the same however many there are. ClickHouse 18.16 removes rows only by ALTER TABLE ...
+// DELETE, a mutation that rewrites parts of a shared table in the background; one per table
+// per session (seven a delete) let one user's create-stop-delete loop keep hundreds queued,
+// starving every user's merges and inserts. A round takes up to `batchSessions` queued
+// sessions (storage/purge-queue.ts) and issues one mutation per table for all of them
+// (storage/purge.ts). A round is due every `windowMs`, or a quarter of that after the last
+// when the queue holds a whole batch or more; one storage service runs it (storage/purge-lease.ts).
+import type { ClickHouseClient } from '@clickhouse/client';
+import { ServiceError } from '../bus/errors.ts';
+import type { Logger } from '../bus/log.ts';
+import type { ClusterNodes } from './cluster-nodes.ts';
+import type { PurgeLease } from './purge-lease.ts';
+import type { PurgeQueue } from './purge-queue.ts';
+import { deleteRowsOf } from './purge.ts';
+import type { Schema } from './schema.ts';
+
+export interface PurgeRoundOptions {
+  windowMs: number;
+  batchSessions: number;
+  /** Told the mutations each round issued. */
+  countMutations?: (count: number) => void;
+}
+
+// How long a round waits for its mutations before it counts them as on their way.
+const ROUND_WAIT_MS = 30_000;
+
+export class PurgeRounds {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly queue: PurgeQueue,
+    private readonly lease: PurgeLease,
+    private readonly clickhouse: ClickHouseClient,
+    private readonly schema: Schema,
+    private readonly cluster: ClusterNodes | undefined,
+    private readonly options: PurgeRoundOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /** Checks whether a round is due several times a window. */
+  start(): void {
+    const checkMs = Math.max(250, Math.min(5000, this.options.windowMs / 8));
+    this.timer = setInterval(() => {
+      this.running ??= this.tick()
+        .catch((error: unknown) => this.log.warn({ err: error }, 'a purge round failed; its sessions stay queued for the next'))
+        .finally(() => (this.running = undefined));
+    }, checkMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async tick(): Promise<void> {
+    const { windowMs, batchSessions } = this.options;
+    const waiting = await this.queue.length();
+    if (waiting === 0) return;
+    const due = (sinceLastMs: number) => sinceLastMs >= windowMs || (waiting >= batchSessions && sinceLastMs >= windowMs / 4);
+    if (!(await this.lease.take(due))) return;
+    const batch = (await this.queue.oldest(batchSessions)).map(({ session }) => session);
+    if (batch.length === 0) return;
+    try {
+      await deleteRowsOf(this.clickhouse, this.schema, batch, Date.now() + ROUND_WAIT_MS, this.cluster, this.options.countMutations);
+    } catch (error) {
+      // On a cluster the mutations are issued and on their way to every replica: asking again adds mutations, not speed.
+      if (!(error instanceof ServiceError && error.status === 503)) throw error;
+      this.log.info({ sessions: batch.length }, 'purge mutations issued and still running on some replicas');
+    }
+    await this.queue.purged(batch);
+    this.log.info({ sessions: batch.length }, 'purged the rows of deleted sessions');
+  }
+}
