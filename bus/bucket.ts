@@ -1,6 +1,7 @@
 // The KV buckets where the truth about sessions lives: created by whichever process opens one
 // first, with as many replicas as the NATS cluster is configured to keep (NATS_REPLICAS), so a
-// bucket outlives the loss of a server. A bucket made earlier with fewer replicas is raised.
+// bucket outlives the loss of a server. A bucket made earlier with fewer replicas is raised, and
+// one made earlier without the age or size it is now opened with is given them.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
@@ -8,8 +9,10 @@ import { isTransient } from './errors.ts';
 
 export interface BucketOptions {
   replicas: number;
-  /** How long an entry is kept; for ever when absent. */
+  /** How long an entry is kept after its last write (the stream's max_age); for ever when absent. */
   ttlMs?: number;
+  /** How many bytes the bucket may hold; a write past it is refused. Unbounded when absent. */
+  maxBytes?: number;
   /**
    * How long to keep asking while JetStream does not answer. A process opens its buckets as it
    * starts, often together with the servers: a cluster still electing the leader of a bucket's
@@ -47,13 +50,16 @@ async function createOrRaise(js: JetStreamClient, name: string, options: BucketO
     storage: StorageType.File,
     replicas: options.replicas,
     ttl: options.ttlMs,
+    max_bytes: options.maxBytes,
     allow_direct: false,
   });
-  const status = await kv.status();
-  if (status.replicas < options.replicas) {
+  const { config } = (await kv.status()).streamInfo;
+  const maxAge = options.ttlMs === undefined ? config.max_age : options.ttlMs * 1_000_000;
+  const maxBytes = options.maxBytes ?? config.max_bytes;
+  if (config.num_replicas < options.replicas || config.max_age !== maxAge || config.max_bytes !== maxBytes) {
     const jsm = await js.jetstreamManager();
-    const stream = await jsm.streams.info(status.streamInfo.config.name);
-    await jsm.streams.update(stream.config.name, { ...stream.config, num_replicas: options.replicas });
+    const { config: latest } = await jsm.streams.info(config.name);
+    await jsm.streams.update(latest.name, { ...latest, num_replicas: Math.max(latest.num_replicas, options.replicas), max_age: maxAge, max_bytes: maxBytes });
   }
   return kv;
 }

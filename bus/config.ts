@@ -148,6 +148,21 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // All users' together (about 760 bytes each): past it, the users listed least lately are
     // forgotten and ClickHouse answers them until their next list reads them back.
     sessionListMemoryTotal: read.wholeNumber('SESSION_LIST_MEMORY_TOTAL', 500_000, 0),
+    // Deleted sessions' rows leave ClickHouse in rounds, one ALTER ... DELETE per table for up to
+    // this many sessions, every window (storage/purge-rounds.ts); the queue waits in the KV
+    // bucket `purges`, bounded in bytes (a full one answers a DELETE 503 until a round drains it).
+    purgeWindowSeconds: read.number('PURGE_WINDOW_SECONDS', 60, 1),
+    purgeBatchSessions: read.wholeNumber('PURGE_BATCH_SESSIONS', 1000, 1),
+    purgeQueueMaxBytes: read.wholeNumber('PURGE_QUEUE_MAX_BYTES', 64 * 1024 ** 2, 1024 * 1024),
+    // The session records' bucket and caches, bounded in bytes (a record is at most
+    // LARGEST_SESSION_RECORD_BYTES, bus/session-record-size.ts). A record not written for
+    // SESSION_RECORD_MAX_AGE_SECONDS leaves the bucket: only finished ones, since an active
+    // session's heartbeat rewrites its record every HEARTBEAT_SECONDS; at least
+    // SESSION_MAX_SECONDS plus an hour, so that not even a session left without any host ages
+    // out before its expiry.
+    sessionsBucketMaxBytes: read.wholeNumber('SESSIONS_BUCKET_MAX_BYTES', 1024 ** 3, 64 * 1024 ** 2),
+    sessionRecordMaxAgeSeconds: read.number('SESSION_RECORD_MAX_AGE_SECONDS', 7 * 86400, read.number('SESSION_MAX_SECONDS', 43200, 1) + 3600),
+    sessionRecordCacheBytes: read.wholeNumber('SESSION_RECORD_CACHE_BYTES', 64 * 1024 ** 2, 1024 * 1024),
 
     // actor host
     hostId: read.identifier('HOST_ID', `${hostname()}-${process.pid}`),

@@ -5,16 +5,18 @@
 // both believe they own a session, and a change made on stale data fails and is retried on
 // fresh data.
 //
-// Reads for the API come from a bounded cache kept current by a watch on the bucket (and by
-// what this process writes); `fresh` reads go to the bucket.
+// Reads for the API come from a cache bounded in bytes (the records' JSON), kept current by a
+// watch on the bucket (and by what this process writes); `fresh` reads go to the bucket.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { openBucket } from './bucket.ts';
+import { ByteBoundedCache } from './byte-bounded-cache.ts';
 import type { Caller, SessionRecord } from './contracts/session.ts';
 import { notFound, notInTime } from './errors.ts';
 import { SESSION_ID } from './ids.ts';
 import type { Logger } from './log.ts';
+import { recordBytes } from './session-record-size.ts';
 import { buckets } from './subjects.ts';
 
 export interface Versioned {
@@ -36,7 +38,20 @@ export interface WatchFollower {
   deleted(id: string, revision: number): void;
 }
 
-const CACHED_RECORDS = 100_000;
+export interface SessionRecordsOptions {
+  /** How many NATS servers keep the bucket. */
+  replicas: number;
+  /** Bytes of records (their JSON) the cache holds at most; SESSION_RECORD_CACHE_BYTES. */
+  cacheBytes?: number;
+  /**
+   * The bucket's bounds (SESSIONS_BUCKET_MAX_BYTES, SESSION_RECORD_MAX_AGE_SECONDS), set by
+   * the process that gives them; one that gives none leaves the bucket's as they are.
+   */
+  bucket?: { maxBytes: number; maxAgeMs: number };
+}
+
+// SESSION_RECORD_CACHE_BYTES's default, for a process that names none.
+const CACHE_BYTES = 64 * 1024 ** 2;
 // A change whose caller set no time of its own gets this long to land.
 const CHANGE_MS = 10_000;
 // The pauses between compare-and-set attempts that lost to another process: random within a
@@ -49,7 +64,7 @@ const DELETIONS_KEPT_MS = 3_600_000;
 
 export class SessionRecords {
   /** Recently read or changed records, least recently used first. */
-  private readonly recent = new Map<string, Versioned>();
+  private readonly recent: ByteBoundedCache<Versioned>;
   /**
    * The last change queued for each session record: this process's changes of one record take
    * turns, so that they never lose a compare-and-set to each other (eight renames at once were
@@ -64,19 +79,24 @@ export class SessionRecords {
     private readonly kv: KV,
     private readonly log: Logger,
     private readonly written: Written,
-  ) {}
+    cacheBytes: number,
+  ) {
+    this.recent = new ByteBoundedCache(cacheBytes);
+  }
 
-  /** `replicas`: how many NATS servers keep the bucket. */
-  static async open(js: JetStreamClient, log: Logger, replicas: number, written: Written = () => {}): Promise<SessionRecords> {
-    const kv = await openBucket(js, buckets.sessions, { replicas });
-    return new SessionRecords(kv, log, written);
+  /** `options`: how many NATS servers keep the bucket, or that with the bounds. */
+  static async open(js: JetStreamClient, log: Logger, options: number | SessionRecordsOptions, written: Written = () => {}): Promise<SessionRecords> {
+    const { replicas, cacheBytes = CACHE_BYTES, bucket } = typeof options === 'number' ? { replicas: options } : options;
+    const kv = await openBucket(js, buckets.sessions, { replicas, maxBytes: bucket?.maxBytes, ttlMs: bucket?.maxAgeMs });
+    return new SessionRecords(kv, log, written, cacheBytes);
   }
 
   /** Writes a new session's record; fails if the id is taken. */
   async create(record: SessionRecord): Promise<Versioned> {
-    const revision = await this.kv.create(record.id, JSON.stringify(record));
+    const json = JSON.stringify(record);
+    const revision = await this.kv.create(record.id, json);
     this.written(undefined, record);
-    return this.remember({ record, revision });
+    return this.remember({ record, revision }, recordBytes(json));
   }
 
   /**
@@ -109,8 +129,9 @@ export class SessionRecords {
       const next = change(structuredClone(current.record));
       if (next === UNCHANGED) return current;
       let revision: number;
+      const json = JSON.stringify(next);
       try {
-        revision = await before(deadline, this.kv.update(id, JSON.stringify(next), current.revision, Math.max(1, deadline - Date.now())));
+        revision = await before(deadline, this.kv.update(id, json, current.revision, Math.max(1, deadline - Date.now())));
       } catch (error) {
         if (!isConflict(error)) throw error;
         const pause = Math.random() * Math.min(LAST_PAUSE_MS, FIRST_PAUSE_MS * 2 ** attempt);
@@ -122,7 +143,7 @@ export class SessionRecords {
         continue;
       }
       this.written(current.record, next);
-      return this.remember({ record: next, revision });
+      return this.remember({ record: next, revision }, recordBytes(json));
     }
   }
 
@@ -166,7 +187,7 @@ export class SessionRecords {
   async fresh(id: string): Promise<Versioned | undefined> {
     const entry = await this.kv.get(id);
     if (!entry || entry.operation !== 'PUT') return undefined;
-    return this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision });
+    return this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision }, entry.length);
   }
 
   /**
@@ -175,25 +196,21 @@ export class SessionRecords {
    * A finished record this process holds is final and needs no round trip.
    */
   async ended(id: string): Promise<boolean | undefined> {
-    if (this.recent.get(id)?.record.state === 'finished' || this.deletions.has(id)) return true;
+    if (this.recent.peek(id)?.record.state === 'finished' || this.deletions.has(id)) return true;
     const entry = await this.kv.get(id);
     if (!entry) return undefined;
     if (entry.operation !== 'PUT') return true;
-    return this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision }).record.state !== 'active';
+    return this.remember({ record: entry.json<SessionRecord>(), revision: entry.revision }, entry.length).record.state !== 'active';
   }
 
   /** The record as this process last saw it: at most a watch delivery behind the latest write. */
   async cached(id: string): Promise<Versioned | undefined> {
-    const seen = this.recent.get(id);
-    if (!seen) return this.fresh(id);
-    this.recent.delete(id);
-    this.recent.set(id, seen);
-    return seen;
+    return this.recent.get(id) ?? this.fresh(id);
   }
 
   /** The record if this process has it at hand, without asking the bucket. */
   peek(id: string): Versioned | undefined {
-    return this.recent.get(id);
+    return this.recent.peek(id);
   }
 
   /**
@@ -226,7 +243,7 @@ export class SessionRecords {
               continue;
             }
             const record = entry.json<SessionRecord>();
-            const seen = this.remember({ record, revision: entry.revision });
+            const seen = this.remember({ record, revision: entry.revision }, entry.length);
             onChange(seen.record);
             follower?.put(record, entry.revision);
           }
@@ -273,13 +290,11 @@ export class SessionRecords {
     this.closed = true;
   }
 
-  /** Keeps the newest revision of a record; an older one arriving late is ignored. */
-  private remember(seen: Versioned): Versioned {
+  /** Keeps the newest revision of a record (`bytes`: its JSON's size); an older one arriving late is ignored. */
+  private remember(seen: Versioned, bytes: number): Versioned {
     const known = this.recent.get(seen.record.id);
     if (known && known.revision > seen.revision) return known;
-    this.recent.delete(seen.record.id);
-    this.recent.set(seen.record.id, seen);
-    if (this.recent.size > CACHED_RECORDS) this.recent.delete(this.recent.keys().next().value as string);
+    this.recent.set(seen.record.id, seen, bytes);
     return seen;
   }
 }

@@ -4,15 +4,27 @@
 // row itself and no change has been delivered to another storage service since, which the
 // consumer's delivery sequence shows (it counts every delivery, to whichever service). When in
 // doubt it writes the row: a row too many costs a little space, a row too few lists a stale session.
+//
+// Of each row it keeps only what a list shows (its Listed digest, at most about 900 bytes of
+// JSON: the name is the one text in it), in a cache bounded by those bytes: past it, the
+// sessions indexed least lately are forgotten, and their next change is written.
+import { ByteBoundedCache } from '../bus/byte-bounded-cache.ts';
 import type { SessionRecord } from '../bus/contracts/session.ts';
 
-// Sessions remembered at most: past it, the least recently indexed are forgotten (and written again).
-const REMEMBERED = 100_000;
+/** Bytes of digests held by default: over 100,000 sessions of typical names, 18,000 of the longest. */
+export const LISTED_CHANGES_BYTES = 16 * 1024 ** 2;
+
+/** What a list shows of a record that a heartbeat may not change. */
+type Listed = Pick<SessionRecord, 'name' | 'state' | 'workerState' | 'stopReason' | 'mediaSeconds'> & { sensors: number };
 
 export class ListedChanges {
   private lastDelivery = 0;
-  /** Per session, the record of the last row this service wrote, least recently written first. */
-  private readonly indexed = new Map<string, SessionRecord>();
+  /** Per session, what the last row this service wrote lists, least recently written first. */
+  private readonly indexed: ByteBoundedCache<Listed>;
+
+  constructor(maxBytes = LISTED_CHANGES_BYTES) {
+    this.indexed = new ByteBoundedCache(maxBytes);
+  }
 
   /**
    * Told every delivery in order: whether `record` (undefined: the session's record was deleted)
@@ -21,18 +33,24 @@ export class ListedChanges {
   needsRow(id: string, record: SessionRecord | undefined, delivery: number, redelivered: boolean): boolean {
     if (delivery !== this.lastDelivery + 1) this.indexed.clear();
     this.lastDelivery = delivery;
-    const before = this.indexed.get(id);
+    const before = this.indexed.peek(id);
     this.indexed.delete(id);
     if (!record || record.deletingSince !== undefined) return false;
     if (redelivered) return true;
-    if (before && !changesListing(before, record)) {
-      this.indexed.set(id, before);
-      return false;
-    }
-    this.indexed.set(id, record);
-    if (this.indexed.size > REMEMBERED) this.indexed.delete(this.indexed.keys().next().value as string);
-    return true;
+    const after = listed(record);
+    const kept = before && !changesListing(before, after) ? before : after;
+    this.indexed.set(id, kept, Buffer.byteLength(JSON.stringify(kept)));
+    return kept === after;
   }
+
+  /** Sessions remembered, and the bytes of their digests' JSON. */
+  get held(): { sessions: number; bytes: number } {
+    return { sessions: this.indexed.size, bytes: this.indexed.bytes };
+  }
+}
+
+function listed({ name, state, workerState, stopReason, mediaSeconds, sensors }: SessionRecord): Listed {
+  return { name, state, workerState, stopReason, mediaSeconds, sensors: sensors.length };
 }
 
 /**
@@ -40,13 +58,13 @@ export class ListedChanges {
  * the KV cache could not tell: heartbeats (healthCheck, mediaSeconds) do not; the media count
  * the owner adds to a finished session does: it is final, and so should the list's copy be.
  */
-function changesListing(before: SessionRecord, after: SessionRecord): boolean {
+function changesListing(before: Listed, after: Listed): boolean {
   return (
     before.name !== after.name ||
     before.state !== after.state ||
     before.workerState !== after.workerState ||
     before.stopReason !== after.stopReason ||
-    before.sensors.length !== after.sensors.length ||
+    before.sensors !== after.sensors ||
     (after.state !== 'active' && before.mediaSeconds !== after.mediaSeconds)
   );
 }
