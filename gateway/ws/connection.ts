@@ -256,7 +256,7 @@ export class Connection {
     if (channel !== 'session_worker_state') return { body };
     const stopReason = found.meta.stopReason ? { stopReason: found.meta.stopReason } : {};
     const current = { state: found.meta.workerState, at: Date.now(), ...stopReason };
-    return { body, afterReply: () => this.closed || outbox.push(id, encodeDelivery(Date.now(), channel, current)) };
+    return { body, afterReply: () => outbox.push(id, encodeDelivery(Date.now(), channel, current)) };
   }
 
   private unsubscribe(request: WsRequest): { id: string; subscriptionId: string } {

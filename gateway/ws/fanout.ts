@@ -11,8 +11,6 @@ export interface FeedListener {
 
 export class Fanout {
   readonly listeners = new Set<FeedListener>();
-  /** Where the next delivery starts among the listeners (see send). */
-  private turn = 0;
 
   constructor(
     private readonly channel: Channel,
@@ -23,11 +21,11 @@ export class Fanout {
   send(payload: object): void {
     if (this.listeners.size === 0) return;
     const delivery = this.encode(Date.now(), this.channel, payload);
-    // A user over its push budget gets its frames on the first of its sockets offered them:
-    // starting one further each time shares what the budget lets through among its sockets
-    // instead of always starving the same ones.
+    // A user over its push budget has its messages sent to the first of its subscriptions offered
+    // them: starting anywhere shares what the budget lets through among all of them instead of
+    // always starving the same ones.
     const listeners = [...this.listeners];
-    const start = this.turn++ % listeners.length;
+    const start = Math.floor(Math.random() * listeners.length);
     for (let i = 0; i < listeners.length; i++) {
       try {
         (listeners[(start + i) % listeners.length] as FeedListener).deliver(delivery);

@@ -3,7 +3,8 @@
 import { Counter, type Registry } from 'prom-client';
 
 /** Why a pushed message was not sent to a socket (outbox.ts). */
-export type DropReason = 'push_budget' | 'slow_client';
+const DROP_REASONS = ['push_budget', 'slow_client'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
 
 export interface PushMetrics {
   pushed(bytes: number): void;
@@ -20,6 +21,8 @@ export function pushMetrics(registry?: Registry): PushMetrics {
     labelNames: ['reason'],
     registers,
   });
+  // Served at 0 from the start, so that a rate over it is defined before the first drop.
+  for (const reason of DROP_REASONS) dropped.inc({ reason }, 0);
   return {
     pushed: (count) => bytes.inc(count),
     dropped: (reason) => dropped.inc({ reason }),
