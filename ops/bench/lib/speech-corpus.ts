@@ -22,7 +22,7 @@ export const JFK_TEXT = 'And so my fellow Americans, ask not what your country c
  * The LibriVox sentences: file name under the media folder's speech/, and the transcript as
  * published beside them (the reader's own "a more a amiable" included).
  */
-const RECORDED: ReadonlyArray<[file: string, text: string]> = [
+export const RECORDED: ReadonlyArray<[file: string, text: string]> = [
   ['sense_and_sensibility_01_austen_64kb-0870.wav', 'and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them'],
   ['sense_and_sensibility_01_austen_64kb-0880.wav', 'he was not an ill disposed young man'],
   ['sense_and_sensibility_01_austen_64kb-0890.wav', 'unless to be rather cold hearted and rather selfish is to be ill disposed'],
@@ -47,7 +47,7 @@ const SPOKEN = [
  */
 const SPEECH_LEVEL = 0.1;
 
-function atSpeechLevel(samples: Float32Array): Float32Array {
+export function atSpeechLevel(samples: Float32Array): Float32Array {
   const gain = SPEECH_LEVEL / voicedRms(samples);
   return samples.map((sample) => sample * gain);
 }
@@ -115,7 +115,7 @@ export async function readHeldOut(dir: string): Promise<Corpus> {
 }
 
 /** `parts` in one track, each followed by its pause (a reader's, PAUSE_SECONDS, unless given). */
-function laidEndToEnd(parts: { text: string; voice: Voice; samples: Float32Array; pause?: number }[]): Corpus {
+export function laidEndToEnd(parts: { text: string; voice: Voice; samples: Float32Array; pause?: number }[]): Corpus {
   const pauseOf = (part: (typeof parts)[number]) => Math.round((part.pause ?? PAUSE_SECONDS) * SAMPLE_RATE);
   const track = new Float32Array(parts.reduce((sum, part) => sum + part.samples.length + pauseOf(part), 0));
   const sentences: Sentence[] = [];

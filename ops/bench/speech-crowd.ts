@@ -1,0 +1,64 @@
+// Speech in a crowd, cut and transcribed as the service does it: recorded read speech under
+// six overlapping talkers at 20, 10 and 5 dB SNR and under one competing talker at 10 dB,
+// through the host's VAD and segmenter, each segment transcribed by the service's transcriber.
+// Per condition and part of the speakers (tuning, held out): the word error rate, the
+// segments cut, the share of sentences a segment ends with (within 1.5 s of the sentence's
+// end), and how long after its end a sentence's transcript comes. The held-out part is the
+// one to report: nothing was chosen on its voices. See ops/bench/README-speech-crowd.md.
+import { readConfig } from '../../bus/config.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
+import { SpeechToText } from '../../actors/speech/moonshine.ts';
+import { segmentSnrDb } from '../../actors/speech/noise-floor.ts';
+import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
+import { DEFAULT_SEGMENTER } from '../../actors/voice/segmenter.ts';
+import { VoiceActivityModel } from '../../actors/voice/vad.ts';
+import { wordErrors } from '../support/word-error-rate.ts';
+import { CROWD_CONDITIONS, PARTS, crowdTrack, readPart } from './lib/crowd-corpus.ts';
+import { ENDS_WITHIN_SECONDS, shareEndingASegment, transcriptLatencies } from './lib/sentence-ends.ts';
+import { cutSegments } from './lib/service-segments.ts';
+import { referenceText } from './lib/speech-corpus.ts';
+import { fixed, percentile, printTable } from './lib/stats.ts';
+
+const config = readConfig();
+const signedWeights = thisProcessorMultipliesSignedBytesExactly();
+
+const [corpora, vad, tiny, base] = await Promise.all([
+  Promise.all(PARTS.map((part) => readPart(config.mediaDir, part))),
+  VoiceActivityModel.load(config.modelsDir),
+  SpeechToText.load(config.modelsDir, 'tiny', signedWeights),
+  SpeechToText.load(config.modelsDir, 'base', signedWeights),
+]);
+const service = new NoiseRoutedTranscriber(tiny, base, config.noisySpeechBelowSnrDb);
+
+const rows: string[][] = [];
+for (const condition of CROWD_CONDITIONS) {
+  for (const [p, part] of PARTS.entries()) {
+    const corpus = corpora[p]!;
+    const segments = await cutSegments(vad, await crowdTrack(config.mediaDir, corpus, condition), DEFAULT_SEGMENTER);
+    const timed = [];
+    for (const segment of segments) {
+      const started = performance.now();
+      const text = await service.transcribe(segment.samples);
+      timed.push({ ...segment, text, snrDb: segmentSnrDb(segment.samples), transcribedIn: (performance.now() - started) / 1000 });
+    }
+    const { errors, words } = wordErrors(referenceText(corpus), timed.map((segment) => segment.text).join(' '));
+    const latencies = transcriptLatencies(corpus.sentences, timed);
+    const row = [
+      condition.name,
+      part,
+      fixed(errors / words, 3),
+      `${segments.length} / ${corpus.sentences.length}`,
+      fixed(shareEndingASegment(corpus.sentences, timed), 2),
+      `${fixed(percentile(latencies, 50), 1)} / ${fixed(Math.max(...latencies), 1)}`,
+      fixed(percentile(timed.map((segment) => segment.snrDb), 50), 1),
+    ];
+    rows.push(row);
+    console.log(row.join('  '));
+    if (process.env.SPEECH_CROWD_TRANSCRIPTS) for (const segment of timed) console.log(`  ${fixed(segment.start, 1)}-${fixed(segment.end, 1)} s, ${fixed(segment.snrDb, 1)} dB: ${segment.text}`);
+  }
+}
+printTable(
+  `Speech in a crowd through the service's VAD, segmenter and transcriber (files path; tuning: LibriVox and JFK, held out: CMU ARCTIC, ${corpora[1]!.sentences.length} sentences)`,
+  ['condition', 'speakers', 'WER', 'segments / sentences', `sentences ending a segment (within ${ENDS_WITHIN_SECONDS} s)`, 'transcript latency, median / max (s)', 'segment SNR estimate, median (dB)'],
+  rows,
+);
