@@ -190,6 +190,12 @@ export const MIGRATIONS: Migration[] = [
     id: 6,
     statements: (schema) => schema.alter({ name: 'video_seconds', shardBy: bySession }, 'ADD COLUMN effort UInt8'),
   },
+  {
+    // Per speech segment, how far its voice stood above its own noise floor (the estimate that
+    // chose its transcriber, actors/speech/noise-floor.ts); rows from before read NULL, unknown.
+    id: 7,
+    statements: (schema) => schema.alter({ name: 'speech_segments', shardBy: bySession }, 'ADD COLUMN snr_db Nullable(Float32)'),
+  },
 ];
 
 /**

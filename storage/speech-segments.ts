@@ -13,6 +13,7 @@ interface SegmentRow {
   neutral: number;
   negative: number;
   compound: number;
+  snr_db: number | null;
 }
 
 const round = (value: number) => Math.round(value * 10_000) / 10_000;
@@ -24,7 +25,7 @@ export async function listSpeechSegments(
   const end = query.end === undefined ? '' : sql` AND start_ms < ${Math.round(query.end * 1000)}`;
   const rows = await queryRows<SegmentRow>(
     client,
-    sql`SELECT start_ms, end_ms, text, positive, neutral, negative, compound
+    sql`SELECT start_ms, end_ms, text, positive, neutral, negative, compound, snr_db
         FROM speech_segments FINAL
         WHERE day = ${sessionDay(query.session)} AND session = ${query.session} AND start_ms >= ${Math.round(query.start * 1000)}` +
       end +
@@ -44,6 +45,8 @@ export async function listSpeechSegments(
         negative: round(row.negative),
         compound: round(row.compound),
       },
+      // Stored as Float32: a tenth of a dB is all the estimate means.
+      ...(row.snr_db !== null && { snrDb: Math.round(Number(row.snr_db) * 10) / 10 }),
     })),
   };
 }

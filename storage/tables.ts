@@ -56,6 +56,8 @@ const toColumns: { [K in RowKind]: { table: string; columns(row: never): Columns
       negative: row.negative,
       compound: row.compound,
       words: countWords(row.text),
+      // Rows of publishers from before the estimate store none.
+      snr_db: row.snrDb ?? null,
       day: sessionDay(row.session),
     }),
   },

@@ -4,6 +4,7 @@
 import type { SpeechSegment } from '../../bus/contracts/rows.ts';
 import type { SpeechAudio } from '../voice/analyzer.ts';
 import type { Transcriber } from './moonshine.ts';
+import { segmentSnrDb } from './noise-floor.ts';
 import { scoreSentiment } from './sentiment.ts';
 
 export interface TranscriptionQueueOptions {
@@ -71,12 +72,16 @@ export class TranscriptionQueue {
         continue;
       }
       if (text === '') continue;
+      // The estimate the noise routing made of the same samples: how noisy the audio was that
+      // these words came from, for whoever reads them. A segment too short to hold a frame has none.
+      const snrDb = segmentSnrDb(segment.samples);
       this.options.onRow({
         session: this.options.session,
         start: toMilliseconds(segment.start),
         end: toMilliseconds(segment.end),
         text,
         ...scoreSentiment(text),
+        ...(Number.isFinite(snrDb) && { snrDb }),
       });
     }
   }

@@ -89,6 +89,8 @@ export const TranscriptSegment = Type.Object({
   end: Type.Number(),
   text: Type.String(),
   sentiments: Type.Object({ positive: Decimal, neutral: Decimal, negative: Decimal, compound: Decimal }),
+  /** dB of the segment's voice over its own noise floor; absent on segments stored before it was kept. */
+  snrDb: Type.Optional(Decimal),
 });
 export const SpeechSegmentsPage = Page(TranscriptSegment);
 export type SpeechSegmentsPage = Static<typeof SpeechSegmentsPage>;

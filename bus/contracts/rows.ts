@@ -99,6 +99,12 @@ export const SpeechSegment = Type.Object({
   speechSeconds: Type.Optional(Type.Number({ minimum: 0 })),
   /** 60 * words / speechSeconds; absent when the VAD heard no speech in it. */
   speakingRate: Type.Optional(Type.Number({ minimum: 0 })),
+  /**
+   * How far the segment's voice stands above its own noise floor, in dB
+   * (actors/speech/noise-floor.ts): the estimate that chose its transcriber. Absent on rows of
+   * older publishers.
+   */
+  snrDb: Type.Optional(Type.Number({ minimum: 0 })),
 });
 export type SpeechSegment = Static<typeof SpeechSegment>;
 

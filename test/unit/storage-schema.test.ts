@@ -44,4 +44,17 @@ test('the face effort column is added to video_seconds as the prosody columns we
   assert.equal(rest, []);
 });
 
+test("the segments' SNR estimate is added to speech_segments the same way, NULL on rows from before", () => {
+  const migration = MIGRATIONS.find((m) => m.id === 7)!;
+  assert.is(migration, MIGRATIONS.at(-1), 'the newest migration');
+  assert.equal(migration.statements(new Schema('emotions')), [
+    { database: 'emotions', table: 'speech_segments', clause: 'ADD COLUMN snr_db Nullable(Float32)' },
+  ]);
+  const [change, drop, create, ...rest] = migration.statements(new Schema('emotions', 'emo'));
+  assert.equal(change, { database: 'emotions', table: 'speech_segments_local', clause: 'ADD COLUMN snr_db Nullable(Float32)' });
+  assert.is(drop, 'DROP TABLE IF EXISTS emotions.speech_segments ON CLUSTER emo');
+  assert.match(String(create), /ENGINE = Distributed\(emo, emotions, speech_segments_local, cityHash64\(session\)\)$/);
+  assert.equal(rest, []);
+});
+
 test.run();
