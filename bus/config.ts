@@ -160,7 +160,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // session's heartbeat rewrites its record every HEARTBEAT_SECONDS; at least
     // SESSION_MAX_SECONDS plus an hour, so that not even a session left without any host ages
     // out before its expiry.
-    sessionsBucketMaxBytes: read.wholeNumber('SESSIONS_BUCKET_MAX_BYTES', 1024 ** 3, 64 * 1024 ** 2),
+    sessionsBucketMaxBytes: read.wholeNumber('SESSIONS_BUCKET_MAX_BYTES', 256 * 1024 ** 2, 16 * 1024 ** 2),
     sessionRecordMaxAgeSeconds: read.number('SESSION_RECORD_MAX_AGE_SECONDS', 7 * 86400, read.number('SESSION_MAX_SECONDS', 43200, 1) + 3600),
     sessionRecordCacheBytes: read.wholeNumber('SESSION_RECORD_CACHE_BYTES', 64 * 1024 ** 2, 1024 * 1024),
 

@@ -1,7 +1,8 @@
-// Removing a finished session's stored rows, from every table that holds rows of one session.
+// Removing finished sessions' stored rows, from every table that holds rows of one session.
 // ClickHouse 18.16 removes rows only by ALTER TABLE ... DELETE: a mutation, which rewrites the
-// parts holding them in the background. Each condition names the table's partition key, so a
-// ClickHouse that prunes partitions rewrites only the session's month.
+// parts holding them in the background, so the rows of many sessions go in one mutation per
+// table (a purge round, storage/purge-rounds.ts). Each condition names the table's partition
+// key, so a ClickHouse that prunes partitions rewrites only the sessions' months.
 //
 // On a cluster the local tables are changed (a Distributed table takes no mutation), on one
 // replica of each shard, which ZooKeeper carries to the others: a replica that is down runs it
