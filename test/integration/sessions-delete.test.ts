@@ -1,6 +1,6 @@
 // One purge per session (actors/session/deletion.ts): concurrent DELETEs of a session run one
 // purge, the others answer 404 or 409; a session being deleted cannot be renamed; the mutations
-// issued are counted. One user's delete flood leaves another user's answers as they were.
+// the purge round issues are counted. One user's delete flood leaves another user's answers as they were.
 import { connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -13,12 +13,13 @@ import { ABANDONED_MS } from '../../actors/session/deletion.ts';
 import { buckets } from '../../bus/subjects.ts';
 
 const FLOOD = 30;
-/** The tables a purge deletes from (storage/purge.ts): six of results, event_spans, sessions. */
+/** The tables a purge round deletes from (storage/purge.ts): five of results, event_spans, sessions. */
 const MUTATIONS_PER_PURGE = 7;
+const PURGE_WINDOW_SECONDS = 3;
 let services: Services;
 
 test.before(async () => {
-  services = await startServices({ name: 'sessions-delete', env: { STREAM_UNREACHABLE_SECONDS: '900' } });
+  services = await startServices({ name: 'sessions-delete', env: { STREAM_UNREACHABLE_SECONDS: '900', PURGE_WINDOW_SECONDS: String(PURGE_WINDOW_SECONDS) } });
 });
 
 test.after(async () => {
@@ -27,6 +28,13 @@ test.after(async () => {
 
 const mutations = async () =>
   total(parsePrometheusText(await (await fetch(`${services.metrics.storage}/metrics`)).text()), 'emo_purge_mutations_total') ?? 0;
+
+/** The mutations once the purge round that takes the session has run, and one more window has passed. */
+async function mutationsAfterRound(before: number): Promise<number> {
+  await waitUntil('the purge round', async () => (await mutations()) > before, 4 * PURGE_WINDOW_SECONDS * 1000);
+  await new Promise((resolve) => setTimeout(resolve, 2 * PURGE_WINDOW_SECONDS * 1000));
+  return mutations();
+}
 
 async function finishedSession(token: string, name: string): Promise<string> {
   const created = await services.api('POST', '/v1/sessions', { body: { name, streamUri: 'rtmp://127.0.0.1:9/live/x' }, token });
@@ -52,13 +60,15 @@ test('a flood of DELETEs of one session runs one purge; renames meanwhile are 40
   assert.ok([409, 404].includes(rename.status), `rename: ${rename.status} ${JSON.stringify(rename.body)}`);
   if (rename.status === 409) assert.is(rename.body.code, 'being_deleted');
   assert.is((await services.api('GET', `/v1/sessions/${id}`, { token: alice.token })).status, 404);
-  assert.is(await mutations(), before + MUTATIONS_PER_PURGE, 'one purge');
+  assert.is(await mutationsAfterRound(before), before + MUTATIONS_PER_PURGE, 'one purge');
 
   assert.is(bobDuring.status, 200);
   assert.equal(bobDuring.body, bobBefore.body);
   const bobAfter = await services.api('GET', `/v1/sessions/${kept}`, { token: bob.token });
   assert.equal(bobAfter.body, bobBefore.body);
+  const beforeBob = await mutations();
   assert.is((await services.api('DELETE', `/v1/sessions/${kept}`, { token: bob.token })).status, 204);
+  assert.is(await mutationsAfterRound(beforeBob), beforeBob + MUTATIONS_PER_PURGE, 'bob\'s purge, in a round of its own');
 });
 
 test('a deletion left half-way is finished by the service, not the client', async () => {
@@ -83,7 +93,7 @@ test('a deletion left half-way is finished by the service, not the client', asyn
 
   await waitUntil('the deletion finished by a host', async () =>
     (await services.api('GET', `/v1/sessions/${id}`, { token: alice.token })).status === 404, 60_000);
-  assert.is(await mutations(), before + MUTATIONS_PER_PURGE, 'one purge');
+  assert.is(await mutationsAfterRound(before), before + MUTATIONS_PER_PURGE, 'one purge');
   assert.is((await services.api('GET', `/v1/sessions/${kept}`, { token: bob.token })).status, 200);
 });
 
