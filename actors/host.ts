@@ -159,7 +159,16 @@ export class ActorHost {
     const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log);
     const js = jetstream(nc);
     const rows = new RowPublisher(js, log);
-    const records = await SessionRecords.open(js, log, config.natsReplicas, announceWorkerStates(nc));
+    const records = await SessionRecords.open(
+      js,
+      log,
+      {
+        replicas: config.natsReplicas,
+        cacheBytes: config.sessionRecordCacheBytes,
+        bucket: { maxBytes: config.sessionsBucketMaxBytes, maxAgeMs: config.sessionRecordMaxAgeSeconds * 1000 },
+      },
+      announceWorkerStates(nc),
+    );
     const admission: AdmissionDeps = {
       records,
       quotas: await UserQuotas.open(js, records, config.userMaxActiveSessions, config.natsReplicas),
