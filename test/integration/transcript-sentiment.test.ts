@@ -34,6 +34,7 @@ interface Segment {
   end: number;
   text: string;
   sentiments: { positive: number; neutral: number; negative: number; compound: number };
+  snrDb?: number;
 }
 
 interface SentimentEntry {
@@ -133,6 +134,8 @@ test('speech on a live stream: transcribed segments in order, sentiment of each 
 
   for (const [n, segment] of segments.entries()) {
     assert.ok(segment.text.trim().length > 0, report);
+    // How noisy its audio was, as the noise routing estimated it: clean TTS stands far above its floor.
+    assert.ok(segment.snrDb! > 20, `segment ${n}: snrDb ${segment.snrDb}`);
     assert.ok(segment.end > segment.start, report);
     if (n > 0) assert.ok(segment.start >= segments[n - 1]!.end, `segments in time order, apart: ${report}`);
     const { positive, neutral, negative } = segment.sentiments;
