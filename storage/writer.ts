@@ -9,9 +9,12 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Consumer, JsMsg, JetStreamClient } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { SessionRecord } from '../bus/contracts/session.ts';
 import type { Logger } from '../bus/log.ts';
-import { consumers, streams } from '../bus/subjects.ts';
+import { consumers, rowHeaders, streams } from '../bus/subjects.ts';
+import { AckedLately } from './acked-lately.ts';
 import { storeDeadRows, type DeadRow } from './dead-letter.ts';
+import { epochOf, fenced } from './fence.ts';
 import { isDataError } from './insert-errors.ts';
 import { isRowKind, rowProblem } from './row-check.ts';
 import { columnsOf, tableOf, type Columns } from './tables.ts';
@@ -19,6 +22,8 @@ import { columnsOf, tableOf, type Columns } from './tables.ts';
 export interface WriterOptions {
   /** Whether a session has been deleted: its late rows are dropped, not stored again. */
   deleted?: (session: string) => boolean;
+  /** The session's record as this process knows it: a stale owner's rows are refused by it (fence.ts). */
+  record?: (session: string) => SessionRecord | undefined;
   /** Messages per insert at most, rounded up to a whole pull (the client pulls at most 100 by bytes). */
   batchRows: number;
   /**
@@ -43,10 +48,14 @@ export class StorageWriter {
   private readonly largestMessageBytes: number;
   private readonly flushMs: number;
   private readonly deleted?: (session: string) => boolean;
+  private readonly record: (session: string) => SessionRecord | undefined;
+  private readonly ackedLately = new AckedLately();
   private readonly inserted?: () => void;
   rowsWritten = 0;
   /** Messages dropped because their session had been deleted, since start. */
   lateRowsDropped = 0;
+  /** Rows of a stale owner refused (fence.ts), since start. */
+  rowsFenced = 0;
   /** Rows set aside in the dead-letter stream, since start. */
   deadLetters = 0;
   /** Batches pulled, their bytes in all, and the largest one, since start (the process's metrics). */
@@ -72,6 +81,7 @@ export class StorageWriter {
     this.largestMessageBytes = options.largestMessageBytes + MESSAGE_OVERHEAD_BYTES;
     this.flushMs = options.flushMs;
     this.deleted = options.deleted;
+    this.record = options.record ?? (() => undefined);
     this.inserted = options.inserted;
   }
 
@@ -174,9 +184,18 @@ export class StorageWriter {
    * stream took published again. A message is acknowledged only once each of its rows is in
    * ClickHouse or in the dead-letter stream.
    */
-  private async write(batch: JsMsg[]): Promise<void> {
+  private async write(pulled: JsMsg[]): Promise<void> {
+    // Stored before, its acknowledgement lost: acknowledged again, not inserted again.
+    const again = pulled.filter((message) => message.redelivered && this.ackedLately.has(message.seq));
+    for (const message of again) message.ack();
+    if (again.length) this.log.info({ messages: again.length }, 'redelivered messages already stored acknowledged again');
+    const batch = again.length ? pulled.filter((message) => !again.includes(message)) : pulled;
     const late = this.deleted ? batch.filter((message) => this.deleted!(sessionOf(message.subject))) : [];
-    const { tables, dead } = sortRows(late.length ? batch.filter((message) => !late.includes(message)) : batch);
+    const { tables, dead, fenced } = sortRows(late.length ? batch.filter((message) => !late.includes(message)) : batch, this.record);
+    if (fenced) {
+      this.rowsFenced += fenced;
+      this.log.warn({ rows: fenced, total: this.rowsFenced }, 'rows of a stale owner refused: their session was taken over');
+    }
     if (late.length) {
       this.lateRowsDropped += late.length;
       this.log.info({ messages: late.length }, 'rows of deleted sessions dropped');
@@ -192,7 +211,7 @@ export class StorageWriter {
       } catch (error) {
         if (!this.running && attempt > 0) {
           // What is done is acknowledged; the rest is redelivered to the next writer.
-          for (const message of settledMessages(batch, tables, dead, setAside)) message.ack();
+          for (const message of settledMessages(batch, tables, dead, setAside)) this.ack(message);
           return;
         }
         this.log.warn({ err: error, attempt, rows: batch.length }, 'inserting rows failed; retrying what is left');
@@ -201,7 +220,7 @@ export class StorageWriter {
       }
     }
     this.inserted?.();
-    for (const message of batch) message.ack();
+    for (const message of batch) this.ack(message);
     const deadRows = [...dead, ...refused()];
     const written = [...tables.values()].reduce((sum, entries) => sum + entries.length, 0) - (deadRows.length - dead.length);
     this.rowsWritten += written;
@@ -210,6 +229,11 @@ export class StorageWriter {
       const reasons = [...new Set(deadRows.map((row) => row.reason))].slice(0, 3);
       this.log.error({ deadRows: deadRows.length, reasons, total: this.deadLetters }, 'rows set aside in the dead-letter stream');
     }
+  }
+
+  private ack(message: JsMsg): void {
+    this.ackedLately.add(message.seq);
+    message.ack();
   }
 
   /**
@@ -284,10 +308,17 @@ const sessionOf = (subject: string) => subject.split('.')[2] ?? '';
 /** A row of the batch that cannot be stored, with the message it came in. */
 type Unstorable = DeadRow & { message: JsMsg };
 
-/** The batch's storable rows by table, and what cannot be stored with why. */
-function sortRows(batch: JsMsg[]): { tables: Map<string, Entry[]>; dead: Unstorable[] } {
+/**
+ * The batch's storable rows by table, what cannot be stored with why, and how many rows a stale
+ * owner made (fence.ts): those are dropped.
+ */
+function sortRows(
+  batch: JsMsg[],
+  recordOf: (session: string) => SessionRecord | undefined,
+): { tables: Map<string, Entry[]>; dead: Unstorable[]; fenced: number } {
   const tables = new Map<string, Entry[]>();
   const dead: Unstorable[] = [];
+  let refused = 0;
   for (const message of batch) {
     const { subject } = message;
     // The stream sequence names the row in DEAD_ROWS: the same row set aside again (a batch
@@ -308,7 +339,13 @@ function sortRows(batch: JsMsg[]): { tables: Map<string, Entry[]>; dead: Unstora
     }
     const table = tableOf(kind);
     const entries = tables.get(table) ?? [];
+    const epoch = epochOf(message.headers?.get(rowHeaders.ownerEpoch) || undefined);
+    const record = epoch === undefined ? undefined : recordOf(sessionOf(subject));
     rows.forEach((row, index) => {
+      if (fenced(record, epoch, kind, row)) {
+        refused++;
+        return;
+      }
       const origin = { id: `${id}.${index}`, kind, subject, payload: JSON.stringify(row) };
       const problem = rowProblem(kind, row);
       if (problem) dead.push({ ...origin, reason: problem, message });
@@ -316,5 +353,5 @@ function sortRows(batch: JsMsg[]): { tables: Map<string, Entry[]>; dead: Unstora
     });
     if (entries.length) tables.set(table, entries);
   }
-  return { tables, dead };
+  return { tables, dead, fenced: refused };
 }
