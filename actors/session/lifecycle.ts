@@ -70,7 +70,7 @@ export function isStale(record: SessionRecord, takeoverMs: number, now: number =
   return record.state === 'active' && now - record.healthCheckAt > takeoverMs;
 }
 
-/** Claims a session whose owner stopped beating; fails (undefined) if another host was faster. */
+/** Claims a session whose owner stopped beating, in a new epoch; fails (undefined) if another host was faster. */
 export async function takeOver(records: SessionRecords, id: string, hostId: string, takeoverMs: number): Promise<SessionRecord | undefined> {
   let claimed = false;
   const result = await records.update(
@@ -78,7 +78,9 @@ export async function takeOver(records: SessionRecords, id: string, hostId: stri
     (record) => {
       if (!isStale(record, takeoverMs)) return UNCHANGED;
       claimed = true;
-      return { ...record, owner: hostId, healthCheckAt: Date.now(), workerState: 'starting' };
+      const now = Date.now();
+      // A new epoch: rows the stale owner still publishes for seconds from now on are refused.
+      return { ...record, owner: hostId, healthCheckAt: now, workerState: 'starting', epoch: (record.epoch ?? 0) + 1, epochStartedAt: now };
     },
     { attempts: 1 },
   ).catch(() => undefined);

@@ -63,6 +63,14 @@ export const SessionRecord = Type.Object({
   streamUri: Type.String(),
   sensors: Type.Array(SensorSource),
   owner: Type.Optional(Type.String()),
+  /**
+   * The owner's term: 0 (or absent, in records written before it) for the host that created
+   * the session, one more at each takeover (actors/session/lifecycle.ts). Rows carry the epoch
+   * of the host that made them, and storage refuses a stale owner's rows (storage/fence.ts).
+   */
+  epoch: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** When the current epoch began (ms): its owner's rows are the only ones kept from then on. */
+  epochStartedAt: Type.Optional(Type.Integer()),
   expiresAt: Type.Integer(),
   healthCheckAt: Type.Integer(),
   workerState: WorkerState,
