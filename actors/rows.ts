@@ -4,11 +4,18 @@
 // retried in the background; rows waiting to be published are bounded so a long outage cannot
 // exhaust memory, and what is refused or shed is counted and logged. Nothing is published
 // while the stream is near full (rows-room.ts): rows wait here instead.
+//
+// The rows of a session this host owns carry its owner's epoch (a fencing token, storage/fence.ts)
+// and go out only under a lease: once its owner's last heartbeat that landed is older than the
+// lease (the host was paused, or cut off), its rows wait here until a heartbeat lands again or
+// the session is let go, so a host that comes back from a pause publishes nothing before it has
+// checked that it still owns the session.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../bus/log.ts';
 import { rowMessageId } from '../bus/ids.ts';
-import { subjects, type RowKind } from '../bus/subjects.ts';
+import { headers } from '@nats-io/transport-node';
+import { rowHeaders, subjects, type RowKind } from '../bus/subjects.ts';
 import { RowsRoom } from './rows-room.ts';
 
 interface Pending {
@@ -17,10 +24,23 @@ interface Pending {
   id: string;
   /** Rows in the payload. */
   rows: number;
+  /** The epoch of the session's owner that made them; none for rows any host publishes. */
+  epoch?: number;
+}
+
+/** A session this host owns, as its rows see it. */
+interface Ownership {
+  epoch: number;
+  /** When the last heartbeat that landed was sent: the lease runs from then. */
+  confirmedAt: number;
+  leaseMs: number;
+  /** Rows made after the lease ran out, in order, waiting for the next heartbeat. */
+  held: Pending[];
 }
 
 export class RowPublisher {
   private readonly retries: Pending[] = [];
+  private readonly owned = new Map<string, Ownership>();
   private retrying = false;
   /** Rows the stream has acknowledged, since start. */
   published = 0;
@@ -41,10 +61,49 @@ export class RowPublisher {
     this.room = new RowsRoom(js);
   }
 
+  /**
+   * From now on the session's rows carry `epoch` and go out while its owner's heartbeat is at
+   * most `leaseMs` old (a heartbeat counts from when it was sent: confirm()).
+   */
+  own(session: string, epoch: number, leaseMs: number): void {
+    this.owned.set(session, { epoch, confirmedAt: Date.now(), leaseMs, held: [] });
+  }
+
+  /** A heartbeat sent at `sentAt` landed: the session is still this host's; what waited goes out. */
+  confirm(session: string, sentAt: number): void {
+    const ownership = this.owned.get(session);
+    if (!ownership) return;
+    ownership.confirmedAt = Math.max(ownership.confirmedAt, sentAt);
+    this.release(ownership);
+  }
+
+  /**
+   * The session is no longer run here (finished, or lost to another host). What waited goes out
+   * with the epoch it was made in: storage keeps the rows of seconds nobody else analysed and
+   * refuses the rest (storage/fence.ts).
+   */
+  disown(session: string): void {
+    const ownership = this.owned.get(session);
+    if (!ownership) return;
+    this.owned.delete(session);
+    this.release(ownership);
+  }
+
   /** `key` tells the rows apart from the session's other rows of this kind (a second, a revision). */
   publish(session: string, kind: RowKind, rows: unknown[], key: string | number): void {
-    const pending = { subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length };
+    const ownership = kind === 'event' ? undefined : this.owned.get(session);
+    const pending = {
+      subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length, epoch: ownership?.epoch,
+    };
     this.unacknowledged++;
+    if (ownership && Date.now() - ownership.confirmedAt > ownership.leaseMs) {
+      this.hold(ownership, pending);
+      return;
+    }
+    this.sendInBackground(pending);
+  }
+
+  private sendInBackground(pending: Pending): void {
     this.send(pending).then(
       () => this.unacknowledged--,
       () => this.retryLater(pending),
@@ -62,8 +121,10 @@ export class RowPublisher {
       throw new Error('the row stream is near full: maximum bytes exceeded');
     }
     try {
+      const h = pending.epoch === undefined ? undefined : headers();
+      h?.set(rowHeaders.ownerEpoch, String(pending.epoch));
       // An acknowledgement lost with a server that died comes never: send again soon (the id makes it safe).
-      await this.js.publish(pending.subject, pending.payload, { msgID: pending.id, timeout: 2000 });
+      await this.js.publish(pending.subject, pending.payload, { msgID: pending.id, timeout: 2000, headers: h });
       this.published += pending.rows;
     } catch (error) {
       if (isStreamFull(error)) this.noteRefused();
@@ -78,12 +139,28 @@ export class RowPublisher {
     }
   }
 
+  private hold(ownership: Ownership, pending: Pending): void {
+    if (ownership.held.length >= this.maxPending) {
+      ownership.held.shift();
+      this.shed();
+    }
+    ownership.held.push(pending);
+  }
+
+  private release(ownership: Ownership): void {
+    for (const pending of ownership.held.splice(0)) this.sendInBackground(pending);
+  }
+
+  private shed(): void {
+    this.unacknowledged--;
+    this.dropped++;
+    if (this.dropped % 1000 === 1) this.log.error({ dropped: this.dropped }, 'row buffer full; oldest rows shed');
+  }
+
   private retryLater(pending: Pending): void {
     if (this.retries.length >= this.maxPending) {
       this.retries.shift();
-      this.unacknowledged--;
-      this.dropped++;
-      if (this.dropped % 1000 === 1) this.log.error({ dropped: this.dropped }, 'row buffer full; oldest rows shed');
+      this.shed();
     }
     this.retries.push(pending);
     if (!this.retrying) void this.drainRetries();

@@ -71,6 +71,11 @@ export class SessionActor extends Actor<Message> {
     );
     this.heartbeat = setInterval(() => this.send({ type: 'heartbeat' }), this.options.heartbeatMs);
     this.heartbeat.unref();
+    // The session's rows carry this host's epoch, and wait whenever two heartbeats in a row
+    // have not landed: a takeover needs TAKEOVER_SECONDS (three heartbeats at least) without
+    // one, so a host that was paused or cut off for that long publishes nothing more until its
+    // next heartbeat (sent at once as it runs again) has found the session still its own.
+    this.options.rows.own(this.id, record.epoch ?? 0, LEASE_HEARTBEATS * this.options.heartbeatMs);
   }
 
   /** The default child: ingest and analysis of the session's stream. */
@@ -128,6 +133,7 @@ export class SessionActor extends Actor<Message> {
         ? record
         : { ...record, healthCheckAt: now, mediaSeconds: this.mediaSeconds, workerState: this.workerState, ...this.costNow() },
     );
+    if (written) this.options.rows.confirm(this.id, now);
     if (written && now >= written.expiresAt) {
       const detail = 'the session reached its maximum length';
       await finishWithRetries(this.options.records, this.id, 'expired', detail, this.options.hostId, this.log);
@@ -176,6 +182,7 @@ export class SessionActor extends Actor<Message> {
     this.gone = true;
     clearInterval(this.heartbeat);
     await this.supervisor?.stop();
+    this.options.rows.disown(this.id);
     await this.recordFinalMedia();
     this.options.onGone(this.id);
   }
@@ -198,6 +205,9 @@ export class SessionActor extends Actor<Message> {
       .catch((error: unknown) => this.log.warn({ err: error }, 'final media count not written'));
   }
 }
+
+/** Heartbeats that may fail in a row before the session's rows wait for the next one to land. */
+const LEASE_HEARTBEATS = 2;
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
