@@ -2,6 +2,8 @@
 // command line: which host analyses a session right now. A host starts its ffmpeg through its
 // decoder spawner (actors/ingest/spawner-process.ts): the host is the ffmpeg's grandparent.
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 
 export interface Puller {
   pid: number;
@@ -21,4 +23,31 @@ export function pullersOf(uri: string): Puller[] {
   return rows
     .filter(({ line }) => line.includes(` -i ${uri} `) && line.includes(' unix:'))
     .map(({ pid, ppid }) => ({ pid, host: parents.get(ppid) ?? 0 }));
+}
+
+/**
+ * The ffmpeg processes pulling `uri` that descend from process `ancestor` (an actor host),
+ * however deep: a host may start its decoders through a spawner process of its own.
+ */
+export function pullersUnder(uri: string, ancestor: number): number[] {
+  const parents = new Map<number, number>();
+  const pulling: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // comm may hold spaces and parentheses: the fields after its closing one are fixed.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(Number(entry), ppid);
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (basename(args[0] ?? '') === 'ffmpeg' && args.includes(uri)) pulling.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const descends = (pid: number): boolean => {
+    for (let at = parents.get(pid); at !== undefined && at > 1; at = parents.get(at)) if (at === ancestor) return true;
+    return false;
+  };
+  return pulling.filter(descends);
 }
