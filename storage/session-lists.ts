@@ -51,7 +51,10 @@ export class SessionLists {
     if (!(await this.progress.caughtUp(deadline - READ_MS))) {
       throw unavailable('the session index is catching up with recent changes; retry shortly');
     }
-    return this.inFlight.run(filter.user, () => listSessions(readsUntil(this.clickhouse, deadline), filter));
+    const page = await this.inFlight.run(filter.user, () => listSessions(readsUntil(this.clickhouse, deadline), filter));
+    // A deleted session's index rows go with its purge round (a minute at most): until then the
+    // table still has it, and the page leaves it out (one shorter for each such session).
+    return { ...page, records: page.records.filter((record) => !this.records.deletedLately(record.id)) };
   }
 
   /**
