@@ -64,6 +64,11 @@ export class ActorHost {
   private readonly actors = new Map<string, SessionActor>();
   /** What each session run here costs (session-cost.ts). */
   private readonly costs = new Map<string, SessionCost>();
+  /**
+   * Sessions gone within the last window, with when: what they spent is still in the measured
+   * load, which would keep their room taken for a window after they stopped.
+   */
+  private readonly departed = new Map<SessionCost, number>();
   /** Creates being admitted: each is charged a session's budget until it runs or is refused. */
   private readonly admitting = new Set<SessionCost>();
   private readonly budgets: SessionBudgets;
@@ -213,16 +218,52 @@ export class ActorHost {
     this.updateCapacity();
   }
 
+  /** The host's measured load, less what sessions gone since the window began spent in it. */
+  private measuredCores(): number {
+    const now = Date.now();
+    let gone = 0;
+    for (const [cost, at] of this.departed) {
+      if (now - at >= WINDOW_MS) this.departed.delete(cost);
+      else gone += cost.cores();
+    }
+    return Math.max(0, this.parts.cpu.cores() - gone);
+  }
+
+  /** Sessions the host runs that are not leaving: a stopped session's room is free at once. */
+  private staying(): number {
+    let staying = 0;
+    for (const actor of this.actors.values()) if (!actor.leaving) staying++;
+    return staying;
+  }
+
+  /** The costs of sessions (and creates) not yet measured for a window, leaving ones aside. */
+  private unmeasured(): SessionCost[] {
+    const running = [...this.actors.values()].filter((actor) => !actor.leaving).map((actor) => this.costs.get(actor.id));
+    return [...running, ...this.admitting].filter((cost): cost is SessionCost => cost !== undefined && !cost.measured);
+  }
+
+  /** What the room was decided on, for the log. */
+  private roomFigures(): Record<string, number> {
+    const round = (cores: number) => Math.round(cores * 1000) / 1000;
+    const unmeasured = this.unmeasured();
+    return {
+      sessions: this.staying(),
+      admitting: this.admitting.size,
+      measuredCores: round(this.measuredCores()),
+      unmeasuredSessions: unmeasured.length,
+      unmeasuredCores: round(unmeasured.reduce((sum, cost) => sum + cost.cores(), 0)),
+      behindForMs: this.parts.load.keepsUpInMs(),
+    };
+  }
+
   private room(): Room {
-    const { config, load, cpu } = this.parts;
-    const unmeasured = [...this.costs.values(), ...this.admitting]
-      .filter((cost) => !cost.measured)
-      .map((cost) => ({ cores: cost.cores(), measuredAt: cost.measuredAt() }));
+    const { config, load } = this.parts;
+    const unmeasured = this.unmeasured().map((cost) => ({ cores: cost.cores(), measuredAt: cost.measuredAt() }));
     return roomFor({
       cores: availableParallelism(),
       capacity: config.hostCapacity,
-      sessions: this.actors.size + this.admitting.size,
-      measuredCores: cpu.cores(),
+      sessions: this.staying() + this.admitting.size,
+      measuredCores: this.measuredCores(),
       unmeasured,
       // A host with no session has none to protect: what its window saw belonged to sessions now gone.
       behindForMs: this.stopping ? WINDOW_MS : this.actors.size === 0 ? 0 : load.keepsUpInMs(),
@@ -246,6 +287,7 @@ export class ActorHost {
         observe: this.parts.metrics.bus,
       });
     } else if (!free && this.createSubscription) {
+      this.parts.log.info(this.roomFigures(), 'no room for another session: taking no create until there is');
       // Drained, not dropped: creates the server routed here before it learned of the change
       // are still answered (503 overloaded, by create's own check) instead of left to time out.
       this.createSubscription.drain().catch((error: unknown) => this.parts.log.debug({ err: error }, 'create subscription not drained'));
@@ -256,7 +298,10 @@ export class ActorHost {
   private async create(request: RequestOf<'sessions.create'>, { deadline }: CallContext): Promise<Session> {
     // Creates that arrived together all passed the subscription: each checks again.
     const room = this.room();
-    if (!room.fits) throw overloaded(room.retryAfterMs);
+    if (!room.fits) {
+      this.parts.log.info(this.roomFigures(), 'create refused: no room');
+      throw overloaded(room.retryAfterMs);
+    }
     const cost = new SessionCost(WINDOW_MS);
     this.admitting.add(cost);
     this.updateCapacity();
@@ -284,6 +329,7 @@ export class ActorHost {
       onGone: (id) => {
         this.actors.delete(id);
         this.costs.delete(id);
+        this.departed.set(cost, Date.now());
         this.updateCapacity();
       },
     });

@@ -53,6 +53,8 @@ export class FaceAnalyzer {
   private readonly effort: FaceAnalyzerOptions['effort'];
   private readonly spent: WorkMeter | undefined;
   private pending: Frame | undefined;
+  /** When the waiting frame was offered. */
+  private pendingSince = 0;
   private running: Promise<void> | undefined;
   private failure: unknown;
 
@@ -69,10 +71,12 @@ export class FaceAnalyzer {
   /** Hands over the newest frame. Throws if an earlier analysis failed. */
   offer(frame: Frame): void {
     if (this.failure !== undefined) throw this.failure;
-    this.effort?.offered(this.pending !== undefined);
+    const now = performance.now();
+    this.effort?.offered(this.pending !== undefined, now - this.pendingSince);
     if (this.running) {
       if (this.pending) this.seconds.addDropped(this.pending.second);
       this.pending = frame;
+      this.pendingSince = now;
       return;
     }
     this.running = this.drain(frame);

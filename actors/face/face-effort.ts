@@ -74,8 +74,8 @@ export interface StreamEffort {
   readonly current: Effort;
   /** Steps below full effort: 0 is full. */
   readonly level: number;
-  /** A frame was offered; `dropped`: it replaced one that was waiting, which is lost. */
-  offered(dropped: boolean): void;
+  /** A frame was offered; `dropped`: it replaced one that was waiting `waitedMs`, which is lost. */
+  offered(dropped: boolean, waitedMs?: number): void;
   /** The widths of the faces tracked in an analysed frame of `frame`'s size, in frame pixels. */
   tracked(faceWidths: readonly number[], frame: Size): void;
   /** Seconds of the thread's work spent on this stream (its share of model calls). */
@@ -132,14 +132,19 @@ class Stream implements StreamEffort {
   constructor(
     private readonly policy: FaceEffort,
     private readonly now: () => number,
+    /** Frames a second the stream is meant to offer. */
+    private readonly fps: number,
   ) {}
 
   get current(): Effort {
     return FACE_EFFORT_LADDER[this.level]!;
   }
 
-  offered(dropped: boolean): void {
-    this.policy.countFrame(dropped);
+  offered(dropped: boolean, waitedMs = Infinity): void {
+    // A frame replaced before it had waited half a frame's interval came in a burst (its server
+    // sent several at once): those frames replace one another whatever the thread does. Such a
+    // drop is the stream's own, not the thread falling behind, and lowers nobody's effort.
+    this.policy.countFrame(dropped && waitedMs >= 500 / this.fps);
   }
 
   tracked(faceWidths: readonly number[], frame: Size): void {
@@ -197,9 +202,9 @@ export class FaceEffort {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** A stream joins at full effort. */
-  open(id: number): StreamEffort {
-    const stream = new Stream(this, this.now);
+  /** A stream offering `fps` frames a second joins at full effort. */
+  open(id: number, fps = Infinity): StreamEffort {
+    const stream = new Stream(this, this.now, fps);
     this.streams.set(id, stream);
     return stream;
   }

@@ -66,7 +66,7 @@ const analyzers = new Map<number, FaceAnalyzer>();
 const failed = new Set<number>();
 
 function open(id: number, session: string, fps: number): void {
-  const streamEffort = effort.open(id);
+  const streamEffort = effort.open(id, fps);
   analyzers.set(
     id,
     new FaceAnalyzer({

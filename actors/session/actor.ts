@@ -53,6 +53,11 @@ export class SessionActor extends Actor<Message> {
     this.mediaSeconds = options.record.mediaSeconds;
   }
 
+  /** Whether the actor is leaving (the session finished, or went to another host): it holds no room any more. */
+  get leaving(): boolean {
+    return this.gone;
+  }
+
   /** The worker's last reported state, for the host's metrics. */
   get reportedWorkerState(): WorkerState {
     return this.workerState;

@@ -48,6 +48,29 @@ function setUp() {
   return { policy, open, second, levels, look };
 }
 
+test("a stream's own burst (frames replacing one another at once) lowers nobody; drops at its rate do", () => {
+  let now = 1_000_000;
+  const policy = new FaceEffort(CALM_MS, () => now);
+  const bursting = policy.open(0, 4);
+  const steady = policy.open(1, 4);
+  // A burst's frames replace one another within a millisecond; at the stream's rate a frame replaced has waited 250 ms.
+  const second = (burst: number, droppedAtRate: number) => {
+    for (let i = 0; i < burst; i++) bursting.offered(i > 0, 1);
+    for (let i = 0; i < 4; i++) steady.offered(i < droppedAtRate, 250);
+    for (const stream of [bursting, steady]) {
+      stream.tracked([LARGE_FACE], FRAME);
+      stream.worked(0.1);
+    }
+    now += 1000;
+    return policy.review(1);
+  };
+  for (let s = 0; s < 10; s++) second(4, 0);
+  for (let s = 0; s < 20; s++) assert.equal(second(48, 0).changed, [], 'a burst of 48 frames a second, 47 replaced');
+  const changes = [];
+  for (let s = 0; s < 10; s++) changes.push(...second(4, 1).changed);
+  assert.ok(changes.length > 0, 'a frame in four dropped at the stream\'s own rate is the thread behind');
+});
+
 test('the figure the floor keeps is the measured one', () => {
   assert.is(MIN_DETECTABLE_FACE_PX, 16, 'ops/bench/README-small-faces.md, "The smallest face a step keeps"');
 });
