@@ -36,6 +36,8 @@ test.before(async () => {
       STREAM_UNREACHABLE_SECONDS: '600',
       WRITER_FLUSH_MS: '200',
       ROWS_STREAM_MAX_BYTES: String(64 * 1024 * 1024),
+      // The buckets too must fit this NATS's 512 MB of file store.
+      SESSIONS_BUCKET_MAX_BYTES: String(64 * 1024 * 1024),
     },
   });
 });
