@@ -71,7 +71,7 @@ export class HostMetrics implements WorkerMetrics {
     });
     this.speechWait = new Histogram({
       name: 'emo_speech_wait_seconds',
-      help: 'How long each speech segment waited for the transcription thread before its transcription started (over 5 s: the host is behind)',
+      help: 'How long each speech segment waited for the transcription thread before its transcription started (over 5 s in two or more sessions: the host is behind)',
       buckets: [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 40],
       registers: [registry],
     });

@@ -4,6 +4,7 @@
 // the directories of hosts that died without stopping are removed by the next one to start.
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { processAlive } from '../../bus/process-alive.ts';
 
 // A unix socket's path is at most 107 bytes (sun_path); a socket's name takes up to 24 of them.
 const MAX_DIR_LENGTH = 107 - 24;
@@ -25,16 +26,7 @@ export async function makeSocketDir(runDir: string): Promise<string> {
 async function removeAbandoned(runDir: string): Promise<void> {
   for (const name of await readdir(runDir)) {
     const pid = Number(/^decoders-(\d+)-/.exec(name)?.[1]);
-    if (pid && !alive(pid)) await rm(join(runDir, name), { recursive: true, force: true });
+    if (pid && !processAlive(pid)) await rm(join(runDir, name), { recursive: true, force: true });
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, another user's.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../../bus/process-alive.ts';
 
 const CLAIMS = join(tmpdir(), 'emotion-analysis-ports');
 // Above every port the Fetch standard bars ("bad ports", 10080 the highest): fetch() refuses them.
@@ -41,7 +42,7 @@ export function claimPort(claims: string, port: number): boolean {
   if (create(file)) return true;
   // A claim being written reads empty, and one released meanwhile is gone: neither is taken.
   const claimant = Number(readOrEmpty(file));
-  if (!(claimant > 0) || alive(claimant)) return false;
+  if (!(claimant > 0) || processAlive(claimant)) return false;
   // Taking over is two steps, remove then create, so it is done under a lock of its own: without
   // it, a process that read the same dead claimant could remove the claim another had just
   // written in its place, and both would hold the port. (A process that dies holding the lock
@@ -85,15 +86,6 @@ function readOrEmpty(file: string): string {
     return readFileSync(file, 'utf8');
   } catch {
     return '';
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -5,6 +5,7 @@
 // a run those whose owner is gone, so a DROP on a loopback port never outlives its test to catch
 // a later file handed that port. Rules of runs still going, side by side, are left alone.
 import { execFileSync } from 'node:child_process';
+import { processAlive } from '../../bus/process-alive.ts';
 
 const PREFIX = 'emo-test:';
 
@@ -46,13 +47,5 @@ export function removeRules(matches: (tag: string) => boolean): number {
 export const removeFileRules = (tag: string) => removeRules((found) => found === tag);
 
 /** Removes the rules whose owner process is gone: a run that was killed before its cleanup. */
-export const removeOrphanRules = () => removeRules((tag) => !alive(Number(tag.slice(PREFIX.length).split(':')[0])));
+export const removeOrphanRules = () => removeRules((tag) => !processAlive(Number(tag.slice(PREFIX.length).split(':')[0])));
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

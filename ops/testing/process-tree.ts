@@ -4,7 +4,8 @@
 // them behind to load the files that run after it.
 import { readdirSync, readFileSync } from 'node:fs';
 
-function parentOf(pid: number): number | undefined {
+/** The parent of `pid`, or undefined once it is gone. */
+export function parentOf(pid: number): number | undefined {
   try {
     // The command name (second field) may hold spaces and parentheses: read after the last ')'.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -11,6 +11,7 @@ import { createLog } from '../../bus/log.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { DecoderSpawner, SPAWNER_LOST, type DecoderExit, type DecoderProcess } from '../../actors/ingest/decoder-spawner.ts';
 import { decoderEnvironment } from '../../actors/ingest/decoder-environment.ts';
+import { parentOf } from '../../ops/testing/process-tree.ts';
 
 const config = readConfig();
 const quiet = createLog({ ...config, logLevel: 'silent' });
@@ -32,14 +33,6 @@ function outcome(run: DecoderProcess): Promise<Outcome> {
   return new Promise((resolve) => run.once('exit', (exit) => resolve({ ...seen, exit })));
 }
 
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
-}
 
 /** Alive and not a zombie (one its parent has yet to reap). */
 function running(pid: number): boolean {
