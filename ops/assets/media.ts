@@ -86,13 +86,6 @@ export const MEDIA_ASSETS: readonly AssetEntry[] = [
     bytes,
     sources: [MIRROR, { kind: 'deb', ...POCKETSPHINX_TESTDATA, path: `${LIBRIVOX_DIR}/${name}` }],
   })),
-  ...CROWD_SPEECH.map(([name, commit, upstreamPath, sha256, bytes]): AssetEntry => ({
-    folder: 'media',
-    file: `speech/${name}`,
-    sha256: [sha256],
-    bytes,
-    sources: [MIRROR, { kind: 'url', url: `${PYROOMACOUSTICS_RAW}/${commit}/${upstreamPath}` }],
-  })),
   ...FACE_PHOTOS.map(([name, upstreamPath, sha256, bytes]): AssetEntry => ({
     folder: 'media',
     file: `faces/${name}.jpg`,
@@ -101,3 +94,15 @@ export const MEDIA_ASSETS: readonly AssetEntry[] = [
     sources: [MIRROR, { kind: 'url', url: `${FACE_API_RAW}/${upstreamPath}` }],
   })),
 ];
+
+/**
+ * Benchmark media, beyond what the tests use: the speech-in-a-crowd voices
+ * (ops/bench/README-speech-crowd.md), installed by `npx tsx ops/assets/setup.ts --bench`.
+ */
+export const BENCH_MEDIA_ASSETS: readonly AssetEntry[] = CROWD_SPEECH.map(([name, commit, upstreamPath, sha256, bytes]): AssetEntry => ({
+  folder: 'media',
+  file: `speech/${name}`,
+  sha256: [sha256],
+  bytes,
+  sources: [MIRROR, { kind: 'url', url: `${PYROOMACOUSTICS_RAW}/${commit}/${upstreamPath}` }],
+}));

@@ -1,22 +1,27 @@
-// Fetches and verifies the model files (and, with --media, the test media):
-//   npx tsx ops/assets/setup.ts [--media]
+// Fetches and verifies the model files (and, with --media, the test media; with --bench, the
+// benchmarks' media too):
+//   npx tsx ops/assets/setup.ts [--media] [--bench]
 // Sources per file are declared in manifest.ts; ASSETS_MIRROR lists local folders tried first.
 import { resolve } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { ensureAssets } from './install.ts';
 import { MODEL_ASSETS } from '../../actors/models/manifest.ts';
-import { MEDIA_ASSETS } from './media.ts';
+import { BENCH_MEDIA_ASSETS, MEDIA_ASSETS } from './media.ts';
 
 const config = readConfig();
 
 const args = process.argv.slice(2);
-const unknown = args.filter((arg) => arg !== '--media');
+const unknown = args.filter((arg) => arg !== '--media' && arg !== '--bench');
 if (unknown.length > 0) {
-  console.error(`unknown argument ${unknown.join(' ')}; usage: tsx ops/assets/setup.ts [--media]`);
+  console.error(`unknown argument ${unknown.join(' ')}; usage: tsx ops/assets/setup.ts [--media] [--bench]`);
   process.exit(2);
 }
 
-const entries = args.includes('--media') ? [...MODEL_ASSETS, ...MEDIA_ASSETS] : MODEL_ASSETS;
+const entries = [
+  ...MODEL_ASSETS,
+  ...(args.includes('--media') || args.includes('--bench') ? MEDIA_ASSETS : []),
+  ...(args.includes('--bench') ? BENCH_MEDIA_ASSETS : []),
+];
 const mirrors = (config.assetsMirror ?? '').split(':').filter((folder) => folder !== '').map((folder) => resolve(folder));
 
 try {

@@ -3,9 +3,9 @@
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { MODEL_ASSETS } from '../../actors/models/manifest.ts';
-import { MEDIA_ASSETS } from '../../ops/assets/media.ts';
+import { BENCH_MEDIA_ASSETS, MEDIA_ASSETS } from '../../ops/assets/media.ts';
 
-const ASSETS = [...MODEL_ASSETS, ...MEDIA_ASSETS];
+const ASSETS = [...MODEL_ASSETS, ...MEDIA_ASSETS, ...BENCH_MEDIA_ASSETS];
 
 test('every model and test file has a public source besides the mirror', () => {
   const withoutOne = ASSETS.filter((asset) => !asset.sources.some((source) => source.kind !== 'mirror'));
