@@ -219,6 +219,7 @@ export class SessionRecords {
    */
   async owned(caller: Caller, id: string, fresh = false): Promise<Versioned> {
     if (!SESSION_ID.test(id)) throw notFound();
+    if (!fresh && this.deletions.has(id)) throw notFound();
     const found = fresh ? await this.fresh(id) : await this.cached(id);
     if (!found || found.record.user !== caller.user) throw notFound();
     return found;
@@ -262,6 +263,15 @@ export class SessionRecords {
         }
       }
     })();
+  }
+
+  /**
+   * The session is deleted as far as this process is concerned, before the watch says so: its
+   * purge is queued and its record about to go, and no read may find it meanwhile.
+   */
+  markDeleted(id: string): void {
+    this.recent.delete(id);
+    this.noteDeletion(id, Date.now());
   }
 
   /** Whether the session was deleted within the last hour, as far as the watch has told. */

@@ -36,6 +36,7 @@ export function serveSessionPurge(
     }
     await awaitRowsStored(jsm, record, deadline);
     await queue.add(record);
+    records.markDeleted(session);
     return null;
   }, { queue: queues.api, log, observe });
 }
