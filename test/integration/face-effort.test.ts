@@ -66,8 +66,12 @@ test('an overloaded face thread lowers its stream in two steps, keeps analysing,
   const analysed = await hostMetric('emo_frames_analysed_total');
   await waitUntil('frames analysed at the lightest step', async () => (await hostMetric('emo_frames_analysed_total')) > analysed + 20, 30_000);
   // The two steps may come a second apart (a stream this heavy is also over its session budget,
-  // which lowers it a step a second): some seconds at the lightest step before it stops.
-  await new Promise((resolve) => setTimeout(resolve, 6000));
+  // which lowers it a step a second): it runs until five reduced seconds are stored.
+  const storedReduced = async () => {
+    const reply = await services.api('GET', `/v1/sessions/${live!.id}/emotions/timeline?granularity=10`);
+    return (reply.body.timeline ?? []).reduce((sum: number, entry: { reducedEffortSeconds?: number }) => sum + (entry.reducedEffortSeconds ?? 0), 0);
+  };
+  await waitUntil('five seconds stored as analysed below full effort', async () => (await storedReduced()) >= 5, 60_000);
 
   // A stream that ends leaves the count of reduced streams.
   await stopSession(services, live.id);
