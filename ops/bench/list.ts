@@ -15,7 +15,7 @@ import { readConfig } from '../../bus/config.ts';
 import { startServiceStack } from '../support/service-stack.ts';
 import type { Services } from '../support/services.ts';
 import { elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
-import { loadEvents, loadSessions, loadTranscript } from './lib/list-data.ts';
+import { loadEvents, loadSessions, loadTranscript } from '../support/list-data.ts';
 
 const config = readConfig();
 

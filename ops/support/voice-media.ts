@@ -15,13 +15,18 @@ export function wavPcm(wav: Buffer): Buffer {
     const body = at + 8;
     if (id === 'fmt ') format = { channels: wav.readUInt16LE(body + 2), rate: wav.readUInt32LE(body + 4), bits: wav.readUInt16LE(body + 14) };
     if (id === 'data') {
-      if (format?.channels !== 1 || format.rate !== 16000 || format.bits !== 16) throw new Error(`expected 16 kHz mono s16, got ${JSON.stringify(format)}`);
+      if (format?.channels !== 1 || format.rate !== SAMPLE_RATE || format.bits !== 16) throw new Error(`expected 16 kHz mono s16, got ${JSON.stringify(format)}`);
       return wav.subarray(body, body + size);
     }
     at = body + size + (size & 1); // chunks are word-aligned
   }
   throw new Error('no data chunk');
 }
+
+/** The rate of every voice file the tests and benchmarks read. */
+export const SAMPLE_RATE = 16000;
+
+export const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 
 /** JFK's "ask not" sentence: 11 s of 16 kHz mono s16le. */
 export async function jfkPcm(): Promise<Buffer> {

@@ -8,7 +8,7 @@ import { readConfig } from '../../bus/config.ts';
 import { connectClickHouse, clickHouseServer, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
 import { sql } from '../../storage/sql.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { loadSessions } from '../../ops/bench/lib/list-data.ts';
+import { loadSessions } from '../../ops/support/list-data.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 
 const config = readConfig();

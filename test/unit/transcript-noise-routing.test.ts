@@ -7,9 +7,8 @@ import * as assert from 'uvu/assert';
 import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
 import { SpeechToText } from '../../actors/speech/moonshine.ts';
 import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
-import { JFK_TEXT } from '../../ops/bench/lib/speech-corpus.ts';
-import { makeNoise, mixAtSnr } from '../../ops/bench/lib/noise.ts';
-import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
+import { makeNoise, mixAtSnr } from '../../ops/support/noise.ts';
+import { JFK_TEXT, jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 import { wordErrorRate } from '../../ops/support/word-error-rate.ts';
 
 const config = readConfig();

@@ -8,7 +8,7 @@ import type { SpeechSegment } from '../../bus/contracts/rows.ts';
 import { segmentSnrDb } from '../../actors/speech/noise-floor.ts';
 import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
 import { TranscriptionQueue } from '../../actors/speech/queue.ts';
-import { makeNoise, mixAtSnr } from '../../ops/bench/lib/noise.ts';
+import { makeNoise, mixAtSnr } from '../../ops/support/noise.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const SESSION = '0123456789abcdef01234567';

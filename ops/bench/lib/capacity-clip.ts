@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ffprobePath } from '../../../actors/ingest/ffmpeg-args.ts';
-import { makeNoise, mixAtSnr, type NoiseKind } from './noise.ts';
+import { makeNoise, mixAtSnr, type NoiseKind } from '../../support/noise.ts';
 import { decodedSamples, wavFile } from './speech.ts';
 
 const run = promisify(execFile);

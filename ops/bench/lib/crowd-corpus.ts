@@ -7,9 +7,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { seededRandom } from '../../support/seeded-random.ts';
-import { pcmToFloat, wavPcm } from '../../support/voice-media.ts';
-import { mixAtSnr } from './noise.ts';
-import { JFK_TEXT, RECORDED, atSpeechLevel, laidEndToEnd, type Corpus } from './speech-corpus.ts';
+import { JFK_TEXT, pcmToFloat, wavPcm } from '../../support/voice-media.ts';
+import { mixAtSnr } from '../../support/noise.ts';
+import { RECORDED, atSpeechLevel, laidEndToEnd, type Corpus } from './speech-corpus.ts';
 
 /** CMU ARCTIC prompts as the corpus publishes them, for the files pyroomacoustics ships. */
 const HELD_OUT: ReadonlyArray<[file: string, text: string]> = [

@@ -11,12 +11,11 @@
 // the track into sentences for transcription on files and to score each voice apart.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pcmToFloat, wavPcm } from '../../support/voice-media.ts';
+import { JFK_TEXT, pcmToFloat, wavPcm } from '../../support/voice-media.ts';
 import { errorsPerReferenceWord, words } from '../../support/word-error-rate.ts';
-import { makeNoise, mixAtSnr, voicedRms, type NoiseKind } from './noise.ts';
+import { makeNoise, mixAtSnr, voicedRms, type NoiseKind } from '../../support/noise.ts';
 import { SAMPLE_RATE, jfkSamples, spokenSamples } from './speech.ts';
 
-export const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 
 /**
  * The LibriVox sentences: file name under the media folder's speech/, and the transcript as

@@ -4,11 +4,11 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { jfkPcm, pcmToFloat, wavPcm } from '../../support/voice-media.ts';
+import { SAMPLE_RATE, jfkPcm, pcmToFloat, wavPcm } from '../../support/voice-media.ts';
 
 const run = promisify(execFile);
 
-export const SAMPLE_RATE = 16000;
+export { SAMPLE_RATE };
 
 export async function jfkSamples(): Promise<Float32Array> {
   return pcmToFloat(await jfkPcm());

@@ -1,10 +1,10 @@
-// Background noise for the speech-under-noise benchmark, made from a seed so every run mixes
+// Background noise for the speech-under-noise benchmark and the transcriber's tests, made from a seed so every run mixes
 // the same samples: pink noise (stationary: a fan, a room, air conditioning) and synthesised
 // music (non-stationary: plucked chords on a beat with a bass line, whose onsets and pitches
 // overlap speech the way a stream's background music does). Both at 16 kHz, then mixed under
 // speech at a signal-to-noise ratio measured on the voiced parts of the speech.
-import { seededRandom } from '../../support/seeded-random.ts';
-import { SAMPLE_RATE } from './speech.ts';
+import { seededRandom } from './seeded-random.ts';
+import { SAMPLE_RATE } from './voice-media.ts';
 
 export type NoiseKind = 'pink' | 'music';
 
