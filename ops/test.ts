@@ -21,6 +21,7 @@ import { startNatsCluster } from './stack/nats-cluster.ts';
 import { freePort } from './stack/ports.ts';
 import { reportRun } from './testing/report.ts';
 import { removeOrphanRules } from './testing/network-rules.ts';
+import { ChildCpu } from './testing/child-cpu.ts';
 import { runFile, type FileOutcome } from './testing/run-file.ts';
 import { Scheduler, type Queue } from './testing/schedule.ts';
 import { runningTestServers } from './testing/test-servers.ts';
@@ -44,6 +45,7 @@ const RESULT_CHECKS = ['storage-timelines', 'clickhouse-current', 'sessions-list
 const dir = join(config.varDir, 'test', `stack-${process.pid}`);
 const logDir = join(config.varDir, 'test', 'output');
 const fileLimitMs = config.testFileLimitSeconds * 1000;
+const childCpu = new ChildCpu();
 
 interface Lane {
   name: string;
@@ -59,9 +61,9 @@ async function runLanes(files: string[], laneList: Lane[]): Promise<FileOutcome[
   await Promise.all(
     laneList.map(async (lane) => {
       for (let file = scheduler.next(lane.takes); file; file = scheduler.next(lane.takes)) {
-        const outcome = await runFile({ projectRoot: config.projectRoot, file, env: { ...process.env, ...lane.env }, limitMs: fileLimitMs, logDir });
+        const outcome = await runFile({ projectRoot: config.projectRoot, file, env: { ...process.env, ...lane.env }, limitMs: fileLimitMs, logDir, childCpu });
         const seconds = (outcome.ms / 1000).toFixed(1);
-        console.log(`\n── ${file} (${lane.name}, ${seconds} s, ${outcome.failed === 0 ? 'passed' : `${outcome.failed} failed`})\n${outcome.output.trimEnd()}`);
+        console.log(`\n── ${file} (${lane.name}, ${seconds} s, ${outcome.cpuSeconds.toFixed(0)} s of CPU, ${outcome.failed === 0 ? 'passed' : `${outcome.failed} failed`})\n${outcome.output.trimEnd()}`);
         outcomes.push(outcome);
       }
     }),

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { removeFileRules, ruleTag } from './network-rules.ts';
+import type { ChildCpu } from './child-cpu.ts';
 import { killTree } from './process-tree.ts';
 
 export interface FileOutcome {
@@ -16,6 +17,8 @@ export interface FileOutcome {
   /** Tests the file marked to skip (uvu's `test.skip`, or left out by a `test.only`). */
   skipped: number;
   ms: number;
+  /** CPU seconds of the file's process and every process it started and waited for. */
+  cpuSeconds: number;
   /** What failed, a few lines each, for the summary at the end. */
   failures: string[];
   /** Everything the file printed, colours removed. */
@@ -30,6 +33,8 @@ export interface FileRun {
   limitMs: number;
   /** Where the file's whole output is written. */
   logDir: string;
+  /** The runner's account of its children's CPU, read as the file's process exits. */
+  childCpu: ChildCpu;
 }
 
 // Lines of a file's output that the summary repeats when no FAIL line says what went wrong.
@@ -40,7 +45,7 @@ const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 /** A count of uvu's closing summary: the last such line, as a test may print the like before it. */
 const countOf = (label: string, text: string) => Number([...text.matchAll(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'gm'))].at(-1)?.[1] ?? 0);
 
-export function runFile({ projectRoot, file, env, limitMs, logDir }: FileRun): Promise<FileOutcome> {
+export function runFile({ projectRoot, file, env, limitMs, logDir, childCpu }: FileRun): Promise<FileOutcome> {
   const started = Date.now();
   const tag = ruleTag(process.pid, file);
   let output = '';
@@ -61,6 +66,7 @@ export function runFile({ projectRoot, file, env, limitMs, logDir }: FileRun): P
     }, limitMs);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
+      const cpuSeconds = childCpu.sinceLast();
       const leftRules = removeFileRules(tag);
       const ms = Date.now() - started;
       const text = plain(output) + (leftRules > 0 ? `\n(the runner removed ${leftRules} network rule(s) the file left behind)\n` : '');
@@ -85,7 +91,7 @@ export function runFile({ projectRoot, file, env, limitMs, logDir }: FileRun): P
             : `did not run ${failed} of its ${total} tests`;
         failures.push(`${file} ${what}; its last lines (all of them in ${logFile}):\n    ${tail}`);
       }
-      resolve({ file, passed, failed, skipped, ms, failures, output: text });
+      resolve({ file, passed, failed, skipped, ms, cpuSeconds, failures, output: text });
     });
   });
 }
