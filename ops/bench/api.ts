@@ -10,11 +10,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readConfig } from '../../bus/config.ts';
+import { readConfig } from '../../bus/index.ts';
 import { startServiceStack } from '../support/service-stack.ts';
 import type { Services } from '../support/services.ts';
-import { freePort } from '../stack/ports.ts';
-import { startService, waitUntil, type Service } from '../stack/process.ts';
+import { freePort, type Service, startService, waitUntil } from '../stack/index.ts';
 
 const config = readConfig();
 

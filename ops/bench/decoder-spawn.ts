@@ -9,10 +9,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { readConfig } from '../../bus/config.ts';
-import { createLog } from '../../bus/log.ts';
-import { DecoderSpawner } from '../../actors/ingest/decoder-spawner.ts';
-import { decoderEnvironment } from '../../actors/ingest/decoder-environment.ts';
+import { createLog, readConfig } from '../../bus/index.ts';
+import { decoderEnvironment, DecoderSpawner } from '../../actors/ingest/index.ts';
 import { elapsedMs, fixed, mean, printTable } from './lib/stats.ts';
 
 const [heldMb = 1024, burst = 20, rounds = 3] = process.argv.slice(2).map(Number);

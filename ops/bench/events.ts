@@ -7,9 +7,8 @@
 import { createClient } from '@clickhouse/client';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readConfig } from '../../bus/config.ts';
-import { MAX_EVENTS_PER_REQUEST } from '../../bus/contracts/events.ts';
-import { sql } from '../../storage/sql.ts';
+import { MAX_EVENTS_PER_REQUEST, readConfig } from '../../bus/index.ts';
+import { sql } from '../../storage/index.ts';
 import { startServiceStack } from '../support/service-stack.ts';
 import { percentile } from './lib/stats.ts';
 

@@ -22,7 +22,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, extname } from 'node:path';
-import { EXPRESSION_CLASSES, type ExpressionClass } from '../../actors/face/emotions.ts';
+import { EXPRESSION_CLASSES, type ExpressionClass } from '../../actors/face/index.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 interface FaceSecond {

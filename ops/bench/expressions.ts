@@ -18,15 +18,17 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import jpeg from 'jpeg-js';
-import { readConfig } from '../../bus/config.ts';
-import { EMOTION_KEYS, type EmotionKey, type FaceSecond } from '../../bus/contracts/rows.ts';
-import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
-import { EMOTION_OF_CLASS, EXPRESSION_CLASSES, type ExpressionClass } from '../../actors/face/emotions.ts';
-import type { Face } from '../../actors/face/face.ts';
-import { FaceDetector } from '../../actors/face/yunet.ts';
-import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
-import { MODEL_FILES } from '../../actors/models/files.ts';
-import { loadModel } from '../../actors/models/onnx.ts';
+import { EMOTION_KEYS, type EmotionKey, type FaceSecond, readConfig } from '../../bus/index.ts';
+import {
+  EMOTION_OF_CLASS,
+  EXPRESSION_CLASSES,
+  type ExpressionClass,
+  type Face,
+  FaceAnalyzer,
+  FaceDetector,
+  loadAnalysisModels,
+} from '../../actors/face/index.ts';
+import { loadModel, MODEL_FILES } from '../../actors/models/index.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { heldEffort, loadSecondClassifier, MINI_XCEPTION_ZOOM, SERVICE_VARIANT, VariantReader, type ExpressionVariant } from './lib/expression-variants.ts';
 import { fixed, printTable } from './lib/stats.ts';

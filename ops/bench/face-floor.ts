@@ -8,11 +8,9 @@ import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
-import { detectionSize } from '../../actors/face/detection-scale.ts';
-import { FACE_EFFORT_LADDER } from '../../actors/face/face-effort.ts';
-import { analysisSize, scaleFilter } from '../../actors/ingest/ffmpeg-args.ts';
-import { readConfig } from '../../bus/config.ts';
+import { detectionSize, FACE_EFFORT_LADDER, loadAnalysisModels } from '../../actors/face/index.ts';
+import { analysisSize, scaleFilter } from '../../actors/ingest/index.ts';
+import { readConfig } from '../../bus/index.ts';
 import { FOUR_FACES_FRAME, writeFourFaces } from '../support/four-faces.ts';
 import { printTable } from './lib/stats.ts';
 

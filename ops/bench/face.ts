@@ -15,16 +15,25 @@
 //                                                  against full effort; and each part of
 //                                                  detection (input, model, decoding) timed alone
 import { join } from 'node:path';
-import { readConfig } from '../../bus/config.ts';
-import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
-import { CROP_VALUES, cropFace, cropValues } from '../../actors/face/crop.ts';
-import { ExpressionReader, type ExpressionReading } from '../../actors/face/expression-reader.ts';
-import { CLASS_COUNT } from '../../actors/face/expressions.ts';
-import { detectionSize, toScaledYunetInput } from '../../actors/face/detection-scale.ts';
-import { decodeYunet, FaceDetector, paddedSize, toYunetInput } from '../../actors/face/yunet.ts';
-import { loadAnalysisModels, type FaceModels } from '../../actors/face/analysis-models.ts';
-import { MODEL_FILES } from '../../actors/models/files.ts';
-import { loadModel, ort } from '../../actors/models/onnx.ts';
+import { readConfig } from '../../bus/index.ts';
+import {
+  CLASS_COUNT,
+  CROP_VALUES,
+  cropFace,
+  cropValues,
+  decodeYunet,
+  detectionSize,
+  ExpressionReader,
+  type ExpressionReading,
+  FaceAnalyzer,
+  FaceDetector,
+  type FaceModels,
+  loadAnalysisModels,
+  paddedSize,
+  toScaledYunetInput,
+  toYunetInput,
+} from '../../actors/face/index.ts';
+import { loadModel, MODEL_FILES, ort } from '../../actors/models/index.ts';
 import { loadPhoto, type Photo } from '../support/face-photos.ts';
 import { alignedGeometry, cropAligned, mirrorCrop } from './lib/aligned-crop.ts';
 import {

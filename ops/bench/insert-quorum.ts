@@ -6,12 +6,9 @@
 //   node --import tsx ops/bench/insert-quorum.ts [batches] [rows per batch]
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
-import { readConfig } from '../../bus/config.ts';
-import { newSessionId } from '../../bus/ids.ts';
-import { startClickHouseCluster } from '../stack/clickhouse-cluster.ts';
-import { connectClickHouse } from '../../storage/clickhouse.ts';
-import { Schema } from '../../storage/schema.ts';
-import { columnsOf } from '../../storage/tables.ts';
+import { newSessionId, readConfig } from '../../bus/index.ts';
+import { startClickHouseCluster } from '../stack/index.ts';
+import { columnsOf, connectClickHouse, Schema } from '../../storage/index.ts';
 import { elapsedMs, fixed, markdownTable, percentile } from './lib/stats.ts';
 
 const config = readConfig();

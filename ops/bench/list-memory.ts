@@ -2,10 +2,8 @@
 // users of a few sessions each, 10,000 users of a full share each (SESSION_LIST_MEMORY_PER_USER),
 // and one user with 1,000,000 sessions, fed as the bucket's watch feeds it at start-up.
 // Usage: node --expose-gc --import tsx ops/bench/list-memory.ts [users of a few] [a few] [users of a full share]
-import type { SessionRecord } from '../../bus/contracts/session.ts';
-import { newSessionId } from '../../bus/ids.ts';
-import { NewestSessions } from '../../storage/newest-sessions.ts';
-import { readConfig } from '../../bus/config.ts';
+import { newSessionId, readConfig, type SessionRecord } from '../../bus/index.ts';
+import { NewestSessions } from '../../storage/index.ts';
 import { elapsedMs, fixed, printTable } from './lib/stats.ts';
 
 const [users = 100_000, few = 5, full = 10_000] = process.argv.slice(2).map(Number);

@@ -11,7 +11,7 @@ import { SignJWT } from 'jose';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readConfig } from '../../bus/config.ts';
+import { readConfig } from '../../bus/index.ts';
 import { startServiceStack } from '../support/service-stack.ts';
 import type { Services } from '../support/services.ts';
 import { elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';

@@ -3,11 +3,8 @@
 // second, through the query functions the API uses. Rows are generated inside ClickHouse
 // (INSERT ... SELECT from numbers()), one part per million rows or so, as the writer leaves them.
 import type { ClickHouseClient, QueryParams } from '@clickhouse/client';
-import { EMOTION_KEYS } from '../../bus/contracts/rows.ts';
-import { newSessionId, sessionDay } from '../../bus/ids.ts';
-import type { Window } from '../../storage/timeline-window.ts';
-import { audioFeatures, emotionsTimeline } from '../../storage/timelines.ts';
-import { literal } from '../../storage/sql.ts';
+import { EMOTION_KEYS, newSessionId, sessionDay } from '../../bus/index.ts';
+import { audioFeatures, emotionsTimeline, literal, type Window } from '../../storage/index.ts';
 import { startBenchStack, type BenchStack } from './lib/stack.ts';
 import { cpuSecondsOf, elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
 

@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect } from '@nats-io/transport-node';
-import { readConfig } from '../../bus/config.ts';
-import { startNats } from '../stack/nats.ts';
-import { freePort } from '../stack/ports.ts';
+import { readConfig } from '../../bus/index.ts';
+import { freePort, startNats } from '../stack/index.ts';
 
 const config = readConfig();
 const [seconds = 5, concurrency = 50] = process.argv.slice(2).map(Number);

@@ -8,12 +8,8 @@
 // at BEFORE_MEASURED sessions and scaled, which their linear growth allows.
 // Usage: node --import tsx ops/bench/records-memory.ts [sessions]
 import { execFileSync } from 'node:child_process';
-import { ByteBoundedCache } from '../../bus/byte-bounded-cache.ts';
-import { readConfig } from '../../bus/config.ts';
-import { newSessionId } from '../../bus/ids.ts';
-import { largestSessionRecord, recordBytes } from '../../bus/session-record-size.ts';
-import type { SessionRecord } from '../../bus/contracts/session.ts';
-import { ListedChanges } from '../../storage/listed-changes.ts';
+import { ByteBoundedCache, largestSessionRecord, newSessionId, readConfig, recordBytes, type SessionRecord } from '../../bus/index.ts';
+import { ListedChanges } from '../../storage/index.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const [mode, count = '100000'] = process.argv.slice(2);

@@ -9,11 +9,9 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { readConfig } from '../../bus/config.ts';
-import type { FaceSecond } from '../../bus/contracts/rows.ts';
-import { FaceAnalyzer } from '../../actors/face/analyzer.ts';
-import { analysisSize, scaleFilter } from '../../actors/ingest/ffmpeg-args.ts';
-import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
+import { type FaceSecond, readConfig } from '../../bus/index.ts';
+import { FaceAnalyzer, loadAnalysisModels } from '../../actors/face/index.ts';
+import { analysisSize, scaleFilter } from '../../actors/ingest/index.ts';
 import { heldEffort, SERVICE_VARIANT } from './lib/expression-variants.ts';
 import { printTable } from './lib/stats.ts';
 

@@ -5,13 +5,10 @@
 // segments cut, the share of sentences a segment ends with (within 1.5 s of the sentence's
 // end), and how long after its end a sentence's transcript comes. The held-out part is the
 // one to report: nothing was chosen on its voices. See ops/bench/README-speech-crowd.md.
-import { readConfig } from '../../bus/config.ts';
-import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
-import { SpeechToText } from '../../actors/speech/moonshine.ts';
-import { segmentSnrDb } from '../../actors/speech/noise-floor.ts';
-import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
-import { DEFAULT_SEGMENTER } from '../../actors/voice/segmenter.ts';
-import { VoiceActivityModel } from '../../actors/voice/vad.ts';
+import { readConfig } from '../../bus/index.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/index.ts';
+import { NoiseRoutedTranscriber, segmentSnrDb, SpeechToText } from '../../actors/speech/index.ts';
+import { DEFAULT_SEGMENTER, VoiceActivityModel } from '../../actors/voice/index.ts';
 import { wordErrors } from '../support/word-error-rate.ts';
 import { CROWD_CONDITIONS, PARTS, crowdTrack, readPart } from './lib/crowd-corpus.ts';
 import { ENDS_WITHIN_SECONDS, shareEndingASegment, transcriptLatencies } from './lib/sentence-ends.ts';

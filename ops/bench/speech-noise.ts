@@ -11,11 +11,9 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readConfig } from '../../bus/config.ts';
-import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
-import { SpeechToText, type Transcriber } from '../../actors/speech/moonshine.ts';
-import { segmentSnrDb } from '../../actors/speech/noise-floor.ts';
-import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
+import { readConfig } from '../../bus/index.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/index.ts';
+import { NoiseRoutedTranscriber, segmentSnrDb, SpeechToText, type Transcriber } from '../../actors/speech/index.ts';
 import { pcmToFloat } from '../support/voice-media.ts';
 import { wordErrors, words } from '../support/word-error-rate.ts';
 import { SpeechDenoiser } from './lib/rnnoise-denoiser.ts';

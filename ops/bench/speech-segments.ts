@@ -10,13 +10,10 @@
 // See ops/bench/README-speech-noise.md.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readConfig } from '../../bus/config.ts';
-import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
-import { SpeechToText } from '../../actors/speech/moonshine.ts';
-import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
-import { DEFAULT_SEGMENTER, type SegmenterOptions } from '../../actors/voice/segmenter.ts';
-import { VoiceActivityModel } from '../../actors/voice/vad.ts';
-import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
+import { readConfig } from '../../bus/index.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/index.ts';
+import { NoiseRoutedTranscriber, SpeechToText } from '../../actors/speech/index.ts';
+import { DEFAULT_SEGMENTER, type SegmenterOptions, VoiceActivityModel, VoiceStreams } from '../../actors/voice/index.ts';
 import { wordErrors } from '../support/word-error-rate.ts';
 import { CONDITIONS, VOICES, conditionName, errorRatePerVoice, mixedTrack, readHeldOut, readSpeech, referenceText, type Corpus } from './lib/speech-corpus.ts';
 import { SAMPLE_RATE, toPcm } from './lib/speech.ts';

@@ -7,9 +7,8 @@
 // want thresholds that follow the noise floor. See ops/bench/README-speech-noise.md.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readConfig } from '../../bus/config.ts';
-import { DEFAULT_SEGMENTER } from '../../actors/voice/segmenter.ts';
-import { VAD_STEP, VadStream, VoiceActivityModel } from '../../actors/voice/vad.ts';
+import { readConfig } from '../../bus/index.ts';
+import { DEFAULT_SEGMENTER, VAD_STEP, VadStream, VoiceActivityModel } from '../../actors/voice/index.ts';
 import { CONDITIONS, conditionName, mixedTrack, readHeldOut, readSpeech } from './lib/speech-corpus.ts';
 import { fixed, printTable } from './lib/stats.ts';
 

@@ -3,15 +3,12 @@
 // louder noise, in the 4 KiB chunks ffmpeg's pipe delivers, as fast as the analyser takes them:
 // one stream alone, then 16 streams analysed together as a host's voice thread does (one VAD
 // call per round for every stream).
-import type { AudioSecond } from '../../bus/contracts/rows.ts';
-import { PitchTracker } from '../../actors/voice/pitch.ts';
-import { VAD_STEP, VadStream, VoiceActivityModel } from '../../actors/voice/vad.ts';
-import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
+import { type AudioSecond, readConfig } from '../../bus/index.ts';
+import { PitchTracker, VAD_STEP, VadStream, VoiceActivityModel, VoiceStreams } from '../../actors/voice/index.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { concat, glide, noise } from './lib/signals.ts';
 import { SAMPLE_RATE, jfkSamples, toPcm } from './lib/speech.ts';
 import { cpuSecondsOf, fixed, printTable } from './lib/stats.ts';
-import { readConfig } from '../../bus/config.ts';
 
 const model = await VoiceActivityModel.load(readConfig().modelsDir);
 

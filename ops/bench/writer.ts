@@ -3,14 +3,9 @@
 // ClickHouse. Rows/s runs from the writer's start until every message is acknowledged (the
 // work-queue stream is empty) and ClickHouse holds every row.
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { AudioSecond } from '../../bus/contracts/rows.ts';
-import { newSessionId } from '../../bus/ids.ts';
-import { createLog } from '../../bus/log.ts';
-import { streams } from '../../bus/subjects.ts';
-import { RowPublisher } from '../../actors/rows.ts';
-import { ensureRowsStream } from '../../storage/rows-stream.ts';
-import { StorageWriter } from '../../storage/writer.ts';
-import { readConfig } from '../../bus/config.ts';
+import { type AudioSecond, createLog, newSessionId, readConfig, streams } from '../../bus/index.ts';
+import { RowPublisher } from '../../actors/index.ts';
+import { ensureRowsStream, StorageWriter } from '../../storage/index.ts';
 import { startBenchStack, type BenchStack } from './lib/stack.ts';
 import { elapsedMs, fixed, printTable } from './lib/stats.ts';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -10,13 +10,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
-import { readConfig } from '../../bus/config.ts';
-import { EMOTION_KEYS, type FaceSecond } from '../../bus/contracts/rows.ts';
-import { subjects } from '../../bus/subjects.ts';
+import { connectBus, createLog, EMOTION_KEYS, type FaceSecond, readConfig, subjects } from '../../bus/index.ts';
 import { WsClient } from '../support/ws-client.ts';
 import { startServiceStack } from '../support/service-stack.ts';
-import { freePort, portOpen } from '../stack/ports.ts';
-import { startService, waitUntil } from '../stack/process.ts';
+import { freePort, portOpen, startService, waitUntil } from '../stack/index.ts';
 import { percentile } from './lib/stats.ts';
 
 const config = readConfig();
@@ -26,14 +23,8 @@ else await bench(Number(process.argv[2] ?? 500), Number(process.argv[3] ?? 20));
 
 /** The WebSocket server process: the gateway's attachWebSocket on a plain HTTP server. */
 async function serve(port: number, tokensFile: string, connectionsPerUser: number): Promise<void> {
-  const { connectBus } = await import('../../bus/connection.ts');
-  const { createLog } = await import('../../bus/log.ts');
   const log = createLog(config);
-  const { Authenticator } = await import('../../gateway/auth/authenticator.ts');
-  const { busSender } = await import('../../gateway/routes/bus-call.ts');
-  const { attachWebSocket } = await import('../../gateway/ws/server.ts');
-  const { RateLimit } = await import('../../gateway/rate-limit.ts');
-  const { ClientAddresses } = await import('../../gateway/client-address.ts');
+  const { Authenticator, attachWebSocket, busSender, ClientAddresses, RateLimit } = await import('../../gateway/index.ts');
   const nc = await connectBus('ws-fanout bench server', config.natsUrl, log);
   const server = createServer((_, response) => response.writeHead(404).end());
   attachWebSocket(server, {

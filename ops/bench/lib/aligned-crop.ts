@@ -5,7 +5,7 @@
 //   picture as an upright one. On upright frontal faces it frames what cropFace frames.
 // - mirrorCrop: the mirror image of a crop in another slot (flip averaging).
 // Written into one slot of an NCHW RGB float32 batch, raw 0..255, like cropFace.
-import { checkSide, CROP_SIDE } from '../../../actors/face/crop.ts';
+import { checkSide, CROP_SIDE } from '../../../actors/face/index.ts';
 
 /** A square cut from the frame: centre and side in frame pixels, and the direction of its x axis (radians, clockwise on screen). */
 export interface CropGeometry {

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ffprobePath } from '../../../actors/ingest/ffmpeg-args.ts';
+import { ffprobePath } from '../../../actors/ingest/index.ts';
 import { makeNoise, mixAtSnr, type NoiseKind } from '../../support/noise.ts';
 import { decodedSamples, wavFile } from './speech.ts';
 

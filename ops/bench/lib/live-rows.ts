@@ -4,7 +4,7 @@
 // per-second row (audio, video, face) with `second` s ends at createdAt + (s + 1) s, a speech
 // segment at createdAt + `end`, both on the host's clock, which is this machine's.
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { subjects } from '../../../bus/subjects.ts';
+import { subjects } from '../../../bus/index.ts';
 
 export const LATENCY_KINDS = ['audio', 'video', 'face', 'speech'] as const;
 export type LatencyKind = (typeof LATENCY_KINDS)[number];

@@ -1,9 +1,7 @@
 // The segments the host's VAD and segmenter cut from a track, with the moment each was cut:
 // one VoiceAnalyzer stepped as VoiceStreams steps it (one VAD window per 32-ms step), without
 // the timers that gather live streams' chunks, so a file runs as fast as the VAD does.
-import { VoiceAnalyzer } from '../../../actors/voice/analyzer.ts';
-import type { SegmenterOptions } from '../../../actors/voice/segmenter.ts';
-import { VAD_STEP, type VoiceActivityModel } from '../../../actors/voice/vad.ts';
+import { type SegmenterOptions, VAD_STEP, type VoiceActivityModel, VoiceAnalyzer } from '../../../actors/voice/index.ts';
 import { SAMPLE_RATE, toPcm } from './speech.ts';
 
 export interface CutSegment {

@@ -5,12 +5,9 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { readConfig } from '../../../bus/config.ts';
-import { migrate } from '../../../storage/migrations.ts';
-import { freePort } from '../../stack/ports.ts';
-import { startClickHouse } from '../../stack/clickhouse.ts';
-import { startNats } from '../../stack/nats.ts';
-import type { Service } from '../../stack/process.ts';
+import { readConfig } from '../../../bus/index.ts';
+import { migrate } from '../../../storage/index.ts';
+import { freePort, type Service, startClickHouse, startNats } from '../../stack/index.ts';
 
 const config = readConfig();
 

@@ -2,7 +2,7 @@
 // mean of its track's last `frames` frames (the current one included), so one odd frame (a
 // blink, a motion blur) weighs less. A track's history is forgotten once it has gone unseen
 // for longer than the tracker keeps tracks.
-import { CLASS_COUNT } from '../../../actors/face/expressions.ts';
+import { CLASS_COUNT } from '../../../actors/face/index.ts';
 
 interface History {
   /** Ring of the last `frames` probability rows. */

@@ -3,10 +3,9 @@
 // core), running its share of the sessions on a schedule common to every host process.
 // Driven over IPC by ops/bench/transcription.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readConfig } from '../../../bus/config.ts';
-import { thisProcessorMultipliesSignedBytesExactly } from '../../../actors/models/signed-byte-products.ts';
-import { SpeechToText, type Transcriber } from '../../../actors/speech/moonshine.ts';
-import { TranscriptionQueue } from '../../../actors/speech/queue.ts';
+import { readConfig } from '../../../bus/index.ts';
+import { thisProcessorMultipliesSignedBytesExactly } from '../../../actors/models/index.ts';
+import { SpeechToText, type Transcriber, TranscriptionQueue } from '../../../actors/speech/index.ts';
 import { SAMPLE_RATE } from './speech.ts';
 
 const config = readConfig();
