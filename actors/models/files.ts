@@ -16,12 +16,3 @@ export const SPEECH_MODEL_FILES: Record<SpeechModel, { encoder: string; decoder:
   tiny: { encoder: MODEL_FILES.speechTinyEncoder, decoder: MODEL_FILES.speechTinyDecoder },
   base: { encoder: MODEL_FILES.speechBaseEncoder, decoder: MODEL_FILES.speechBaseDecoder },
 };
-
-/**
- * Installed beside the service's models for the expression benchmarks (ops/bench/expressions.ts),
- * which compare them with face-api's net; the service never loads them.
- */
-export const BENCHMARK_MODEL_FILES = {
-  /** The second expression classifier: Human's mini-Xception, 64x64. */
-  expressionsSecond: 'human_emotion_mini_xception_64.onnx',
-} as const;

@@ -2,7 +2,7 @@
 // hash to, and where it comes from, most preferred source first. It lives with the models because
 // the actor host checks them against it at start; the setup tool (ops/assets) installs from it,
 // trying the sources in order and keeping the first file whose sha256 is accepted.
-import { BENCHMARK_MODEL_FILES, MODEL_FILES } from './files.ts';
+import { MODEL_FILES } from './files.ts';
 
 export type AssetFolder = 'models' | 'media';
 
@@ -15,8 +15,8 @@ export type AssetSource =
   | { kind: 'deb'; pkg: string; version: string; path: string }
   /** A plain download. */
   | { kind: 'url'; url: string }
-  /** Built locally by a named recipe (see recipes.ts). */
-  | { kind: 'build'; recipe: 'faceExpressionOnnx' | 'humanEmotionOnnx' };
+  /** Built locally by a named recipe: the service's in ops/assets/recipes.ts, or one its installer is given. */
+  | { kind: 'build'; recipe: string };
 
 export interface AssetEntry {
   folder: AssetFolder;
@@ -59,15 +59,6 @@ export const MODEL_ASSETS: readonly AssetEntry[] = [
     ],
     bytes: 1302751,
     sources: [MIRROR, { kind: 'build', recipe: 'faceExpressionOnnx' }],
-  },
-  {
-    folder: 'models',
-    file: BENCHMARK_MODEL_FILES.expressionsSecond,
-    // The project's own conversion of @vladmandic/human's models/emotion.json (mini-Xception,
-    // ops/assets/human-emotion-to-onnx.ts; deterministic, equal to TensorFlow.js within 1e-6).
-    sha256: ['7028fec7e497799004fae70efff52535711466cc8df3772235f075f2a9e1c42c'],
-    bytes: 824568,
-    sources: [MIRROR, { kind: 'build', recipe: 'humanEmotionOnnx' }],
   },
   {
     folder: 'models',

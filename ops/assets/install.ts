@@ -6,6 +6,7 @@ import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { sha256File, sha256IfPresent } from '../../actors/models/hash.ts';
 import type { AssetEntry, AssetFolder } from '../../actors/models/manifest.ts';
+import { RECIPES, type Recipe } from './recipes.ts';
 import { attemptsFor, MirrorIndex, type SourceContext } from './sources.ts';
 
 export interface InstallOptions {
@@ -14,6 +15,8 @@ export interface InstallOptions {
   mirrors: readonly string[];
   /** npm tarballs and build scratch files. */
   cacheDir: string;
+  /** Recipes besides the service's own, for files only a tool outside the service needs (the lab's). */
+  recipes?: Readonly<Record<string, Recipe>>;
   /** Called for every file that had to be fetched. */
   onFetched?(entry: AssetEntry, target: string, from: string): void;
 }
@@ -30,7 +33,7 @@ export function assetPath(entry: AssetEntry, folders: Record<AssetFolder, string
 
 /** Ensures every entry, in order; when some cannot be installed, throws one error naming them all. */
 export async function ensureAssets(entries: readonly AssetEntry[], options: InstallOptions): Promise<InstallResult[]> {
-  const context: SourceContext = { mirror: new MirrorIndex(options.mirrors), cacheDir: options.cacheDir };
+  const context: SourceContext = { mirror: new MirrorIndex(options.mirrors), cacheDir: options.cacheDir, recipes: { ...RECIPES, ...options.recipes } };
   const results: InstallResult[] = [];
   const failures: string[] = [];
   for (const entry of entries) {

@@ -97,7 +97,7 @@ export const MEDIA_ASSETS: readonly AssetEntry[] = [
 
 /**
  * Benchmark media, beyond what the tests use: the speech-in-a-crowd voices
- * (ops/bench/README-speech-crowd.md), installed by `npx tsx ops/assets/setup.ts --bench`.
+ * (ops/bench/README-speech-crowd.md), installed by the lab's setup (`npm run setup -w ops/bench`).
  */
 export const BENCH_MEDIA_ASSETS: readonly AssetEntry[] = CROWD_SPEECH.map(([name, commit, upstreamPath, sha256, bytes]): AssetEntry => ({
   folder: 'media',

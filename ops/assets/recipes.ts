@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import { extractFile, packTarball } from './npm-pack.ts';
 
 const FACE_API = { pkg: '@vladmandic/face-api', version: '1.7.15' } as const;
-/** Human's package carries its models in the tarball (MIT); only models/emotion.* is used. */
-export const HUMAN = { pkg: '@vladmandic/human', version: '3.3.6' } as const;
 
 /** The expression classifier as ONNX, converted from face-api's published weights. */
 async function buildFaceExpressionOnnx(outPath: string, cacheDir: string): Promise<void> {
@@ -24,28 +22,15 @@ async function buildFaceExpressionOnnx(outPath: string, cacheDir: string): Promi
   }
 }
 
-/** The second expression classifier (mini-Xception) as ONNX, converted from Human's graph model. */
-async function buildHumanEmotionOnnx(outPath: string, cacheDir: string): Promise<void> {
-  const tarball = await packTarball(HUMAN.pkg, HUMAN.version, cacheDir);
-  const work = await mkdtemp(join(cacheDir, '.human-'));
-  try {
-    // model.json names its .bin shard relative to itself.
-    await extractFile(tarball, 'models/emotion.json', join(work, 'emotion.json'));
-    await extractFile(tarball, 'models/emotion.bin', join(work, 'emotion.bin'));
-    const { convertHumanEmotionModel } = await import('./human-emotion-to-onnx.ts');
-    await convertHumanEmotionModel(join(work, 'emotion.json'), outPath);
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
+export interface Recipe {
+  /** What is built from what, for logs and error messages. */
+  describe: string;
+  build(outPath: string, cacheDir: string): Promise<void>;
 }
 
-export const RECIPES = {
+export const RECIPES: Readonly<Record<string, Recipe>> = {
   faceExpressionOnnx: {
     describe: `npm ${FACE_API.pkg}@${FACE_API.version} model/face_expression_model.* converted to ONNX`,
     build: buildFaceExpressionOnnx,
   },
-  humanEmotionOnnx: {
-    describe: `npm ${HUMAN.pkg}@${HUMAN.version} models/emotion.* converted to ONNX`,
-    build: buildHumanEmotionOnnx,
-  },
-} as const;
+};

@@ -1,27 +1,23 @@
-// Fetches and verifies the model files (and, with --media, the test media; with --bench, the
-// benchmarks' media too):
-//   npx tsx ops/assets/setup.ts [--media] [--bench]
+// Fetches and verifies the model files (and, with --media, the test media):
+//   npx tsx ops/assets/setup.ts [--media]
 // Sources per file are declared in manifest.ts; ASSETS_MIRROR lists local folders tried first.
+// The lab's models and media come with its own setup (ops/bench/setup.ts).
 import { resolve } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { ensureAssets } from './install.ts';
 import { MODEL_ASSETS } from '../../actors/models/manifest.ts';
-import { BENCH_MEDIA_ASSETS, MEDIA_ASSETS } from './media.ts';
+import { MEDIA_ASSETS } from './media.ts';
 
 const config = readConfig();
 
 const args = process.argv.slice(2);
-const unknown = args.filter((arg) => arg !== '--media' && arg !== '--bench');
+const unknown = args.filter((arg) => arg !== '--media');
 if (unknown.length > 0) {
-  console.error(`unknown argument ${unknown.join(' ')}; usage: tsx ops/assets/setup.ts [--media] [--bench]`);
+  console.error(`unknown argument ${unknown.join(' ')}; usage: tsx ops/assets/setup.ts [--media]`);
   process.exit(2);
 }
 
-const entries = [
-  ...MODEL_ASSETS,
-  ...(args.includes('--media') || args.includes('--bench') ? MEDIA_ASSETS : []),
-  ...(args.includes('--bench') ? BENCH_MEDIA_ASSETS : []),
-];
+const entries = [...MODEL_ASSETS, ...(args.includes('--media') ? MEDIA_ASSETS : [])];
 const mirrors = (config.assetsMirror ?? '').split(':').filter((folder) => folder !== '').map((folder) => resolve(folder));
 
 try {

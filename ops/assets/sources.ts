@@ -9,7 +9,7 @@ import type { ReadableStream } from 'node:stream/web';
 import type { AssetEntry, AssetSource } from '../../actors/models/manifest.ts';
 import { downloadDeb, extractDebFile } from './deb-package.ts';
 import { extractFile, packTarball } from './npm-pack.ts';
-import { RECIPES } from './recipes.ts';
+import type { Recipe } from './recipes.ts';
 
 export interface Attempt {
   /** Where the candidate comes from, for logs and error messages. */
@@ -21,6 +21,7 @@ export interface SourceContext {
   mirror: MirrorIndex;
   /** Folder for npm tarballs and build scratch files. */
   cacheDir: string;
+  recipes: Readonly<Record<string, Recipe>>;
 }
 
 /** Files of the mirror folders by base name, listed once per setup run. */
@@ -108,7 +109,8 @@ export async function attemptsFor(source: AssetSource, entry: AssetEntry, contex
     case 'url':
       return [{ label: source.url, write: (destination) => download(source.url, destination) }];
     case 'build': {
-      const recipe = RECIPES[source.recipe];
+      const recipe = context.recipes[source.recipe];
+      if (!recipe) throw new Error(`no recipe named ${source.recipe}`);
       return [{ label: recipe.describe, write: (destination) => recipe.build(destination, context.cacheDir) }];
     }
   }

@@ -9,14 +9,20 @@
 // - smoothing: per track, the mean of the last this many frames' probabilities;
 // - detectionWidth, classifyEvery: a step of the face effort (FACE_EFFORT_LADDER) held throughout.
 import { join } from 'node:path';
-import type { FaceModels } from '../../../actors/face/analysis-models.ts';
-import { cropFace, cropValues } from '../../../actors/face/crop.ts';
-import type { Effort } from '../../../actors/face/face-effort.ts';
-import type { ExpressionReading, RgbFrame } from '../../../actors/face/expression-reader.ts';
-import { CLASS_COUNT, ExpressionClassifier, type ExpressionModelSpec } from '../../../actors/face/expressions.ts';
-import type { Face } from '../../../actors/face/face.ts';
-import { BENCHMARK_MODEL_FILES } from '../../../actors/models/files.ts';
-import { loadModel } from '../../../actors/models/onnx.ts';
+import {
+  CLASS_COUNT,
+  cropFace,
+  cropValues,
+  type Effort,
+  ExpressionClassifier,
+  type ExpressionModelSpec,
+  type ExpressionReading,
+  type Face,
+  type FaceModels,
+  type RgbFrame,
+} from '../../../actors/face/index.ts';
+import { loadModel } from '../../../actors/models/index.ts';
+import { LAB_MODEL_FILES } from '../assets/models.ts';
 import { alignedGeometry, cropAligned, mirrorCrop } from './aligned-crop.ts';
 import { TrackSmoother } from './track-smoother.ts';
 
@@ -58,7 +64,7 @@ export const MINI_XCEPTION_EXPRESSIONS: ExpressionModelSpec = {
 export const MINI_XCEPTION_ZOOM = 0.85;
 
 export async function loadSecondClassifier(modelsDir: string): Promise<ExpressionClassifier> {
-  return new ExpressionClassifier(await loadModel(join(modelsDir, BENCHMARK_MODEL_FILES.expressionsSecond)), undefined, MINI_XCEPTION_EXPRESSIONS);
+  return new ExpressionClassifier(await loadModel(join(modelsDir, LAB_MODEL_FILES.expressionsSecond)), undefined, MINI_XCEPTION_EXPRESSIONS);
 }
 
 /** A classifier and the side of its crop relative to face-api's framing (1: the same part of the face). */

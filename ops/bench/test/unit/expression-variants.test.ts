@@ -1,15 +1,10 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../../../test/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { cropValues } from '../../actors/face/crop.ts';
-import { EXPRESSION_CLASSES } from '../../actors/face/emotions.ts';
-import { CLASS_COUNT } from '../../actors/face/expressions.ts';
-import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
-import type { Face } from '../../actors/face/face.ts';
-import { BENCHMARK_MODEL_FILES } from '../../actors/models/files.ts';
-import { loadModel, ort } from '../../actors/models/onnx.ts';
-import { readConfig } from '../../bus/config.ts';
-import { alignedGeometry, cropAligned, mirrorCrop } from '../../ops/bench/lib/aligned-crop.ts';
+import { CLASS_COUNT, cropValues, EXPRESSION_CLASSES, type Face, loadAnalysisModels } from '../../../../actors/face/index.ts';
+import { loadModel, ort } from '../../../../actors/models/index.ts';
+import { readConfig } from '../../../../bus/index.ts';
+import { alignedGeometry, cropAligned, mirrorCrop } from '../../lib/aligned-crop.ts';
 import {
   loadSecondClassifier,
   MINI_XCEPTION_EXPRESSIONS,
@@ -17,8 +12,9 @@ import {
   SERVICE_VARIANT,
   VariantReader,
   type ExpressionVariant,
-} from '../../ops/bench/lib/expression-variants.ts';
-import { loadPhoto } from '../../ops/support/face-photos.ts';
+} from '../../lib/expression-variants.ts';
+import { loadPhoto } from '../../../support/face-photos.ts';
+import { LAB_MODEL_FILES } from '../../assets/models.ts';
 
 const config = readConfig();
 const { faces: models } = await loadAnalysisModels(config.modelsDir);
@@ -48,7 +44,7 @@ test('the second classifier answers in EXPRESSION_CLASSES order, whatever its ow
   const mapped = await second.classifyExpressions(crops, 2);
   names.forEach((name, face) => assert.is(top(mapped, face), name));
   // The raw model: its own order (angry, disgust, fear, happy, sad, surprise, neutral).
-  const raw = await loadModel(join(config.modelsDir, BENCHMARK_MODEL_FILES.expressionsSecond));
+  const raw = await loadModel(join(config.modelsDir, LAB_MODEL_FILES.expressionsSecond));
   const { probs } = await raw.run({ input: new ort.Tensor('float32', crops, [2, 3, side, side]) });
   const own = probs!.data as Float32Array;
   for (let face = 0; face < 2; face++) {

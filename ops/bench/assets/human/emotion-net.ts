@@ -7,8 +7,8 @@
 // TensorFlow's 'same' padding puts the odd row and column after, as ONNX pads allow.
 // In front of the network, the preprocessing Human applies before it: RGB 0..255 -> 0..1 ->
 // grey (0.2989 R + 0.5870 G + 0.1140 B) -> (grey - 0.5) * 2.
-import type { OnnxInitializer, OnnxModel, OnnxNode } from '../faceapi/onnx-proto.ts';
-import type { Weight } from '../faceapi/weights.ts';
+import type { OnnxInitializer, OnnxModel, OnnxNode } from '../../../assets/faceapi/onnx-proto.ts';
+import type { Weight } from '../../../assets/faceapi/weights.ts';
 
 export const EMOTION_INPUT_SIDE = 64;
 /** Output order of the model (Human's annotations for its grey, oarriaga-trained model). */

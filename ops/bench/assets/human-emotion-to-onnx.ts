@@ -5,8 +5,8 @@
 // (angry, disgust, fear, happy, sad, surprise, neutral). The output bytes depend only on the model.
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { encodeModel } from './faceapi/onnx-proto.ts';
-import { readWeightGroups, type ManifestGroup } from './faceapi/weights.ts';
+import { encodeModel } from '../../assets/faceapi/onnx-proto.ts';
+import { readWeightGroups, type ManifestGroup } from '../../assets/faceapi/weights.ts';
 import { buildEmotionNet, EMOTION_CLASSES, type GraphNode } from './human/emotion-net.ts';
 
 interface GraphModelJson {

@@ -1,22 +1,18 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../../../test/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { loadGraphModel } from '@tensorflow/tfjs-converter';
-import { readConfig } from '../../bus/config.ts';
-import { BENCHMARK_MODEL_FILES, MODEL_FILES } from '../../actors/models/files.ts';
-import { sha256File } from '../../actors/models/hash.ts';
-import { MODEL_ASSETS } from '../../actors/models/manifest.ts';
-import { loadModel, ort } from '../../actors/models/onnx.ts';
-import { FaceDetector } from '../../actors/face/yunet.ts';
-import { cropFace, cropValues } from '../../actors/face/crop.ts';
-import { alignedGeometry, cropAligned } from '../../ops/bench/lib/aligned-crop.ts';
-import { convertHumanEmotionModel } from '../../ops/assets/human-emotion-to-onnx.ts';
-import { extractFile, packTarball } from '../../ops/assets/npm-pack.ts';
-import { HUMAN } from '../../ops/assets/recipes.ts';
-import { EXPRESSION_PHOTOS, loadPhoto } from '../../ops/support/face-photos.ts';
+import { readConfig } from '../../../../bus/index.ts';
+import { loadModel, MODEL_FILES, ort, sha256File } from '../../../../actors/models/index.ts';
+import { cropFace, cropValues, FaceDetector } from '../../../../actors/face/index.ts';
+import { alignedGeometry, cropAligned } from '../../lib/aligned-crop.ts';
+import { convertHumanEmotionModel } from '../../assets/human-emotion-to-onnx.ts';
+import { HUMAN, LAB_MODEL_ASSETS, LAB_MODEL_FILES } from '../../assets/models.ts';
+import { extractFile, packTarball } from '../../../assets/npm-pack.ts';
+import { EXPRESSION_PHOTOS, loadPhoto } from '../../../support/face-photos.ts';
 
 const config = readConfig();
 const cacheDir = resolve(config.varDir, 'assets-cache');
@@ -55,7 +51,7 @@ test('the converted model agrees with Human running the graph model in TensorFlo
   await convertHumanEmotionModel(json, join(work, 'again.onnx'));
   const bytes = await readFile(join(work, 'converted.onnx'));
   assert.ok(bytes.equals(await readFile(join(work, 'again.onnx'))), 'same bytes every run');
-  const entry = MODEL_ASSETS.find((asset) => asset.file === BENCHMARK_MODEL_FILES.expressionsSecond)!;
+  const entry = LAB_MODEL_ASSETS.find((asset) => asset.file === LAB_MODEL_FILES.expressionsSecond)!;
   assert.ok(entry.sha256.includes(await sha256File(join(work, 'converted.onnx'))), 'the digest the manifest accepts');
 
   const { crops, count } = await faceCrops();
@@ -90,8 +86,8 @@ test('the converted model agrees with Human running the graph model in TensorFlo
 });
 
 test('the installed model is the converter output', async () => {
-  const entry = MODEL_ASSETS.find((asset) => asset.file === BENCHMARK_MODEL_FILES.expressionsSecond)!;
-  assert.ok(entry.sha256.includes(await sha256File(join(config.modelsDir, BENCHMARK_MODEL_FILES.expressionsSecond))));
+  const entry = LAB_MODEL_ASSETS.find((asset) => asset.file === LAB_MODEL_FILES.expressionsSecond)!;
+  assert.ok(entry.sha256.includes(await sha256File(join(config.modelsDir, LAB_MODEL_FILES.expressionsSecond))));
 });
 
 test.run();

@@ -1,10 +1,9 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../../../test/support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { CROP_SIDE, CROP_VALUES, cropFace, cropValues } from '../../actors/face/crop.ts';
-import { alignedGeometry, cropAligned, mirrorCrop } from '../../ops/bench/lib/aligned-crop.ts';
-import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
-import { readConfig } from '../../bus/config.ts';
-import { loadPhoto, type Photo } from '../../ops/support/face-photos.ts';
+import { CROP_SIDE, CROP_VALUES, cropFace, cropValues, loadAnalysisModels } from '../../../../actors/face/index.ts';
+import { alignedGeometry, cropAligned, mirrorCrop } from '../../lib/aligned-crop.ts';
+import { readConfig } from '../../../../bus/index.ts';
+import { loadPhoto, type Photo } from '../../../support/face-photos.ts';
 
 type Point = [number, number];
 // An upright face: eyes 40 px apart at y = 100, nose below, mouth 40 px below the eyes.

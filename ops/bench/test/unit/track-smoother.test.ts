@@ -1,7 +1,7 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../../../test/support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { CLASS_COUNT } from '../../actors/face/expressions.ts';
-import { TrackSmoother } from '../../ops/bench/lib/track-smoother.ts';
+import { CLASS_COUNT } from '../../../../actors/face/index.ts';
+import { TrackSmoother } from '../../lib/track-smoother.ts';
 
 /** One probability row that puts `p` on class `cls` and spreads the rest. */
 function row(cls: number, p: number): number[] {
