@@ -41,9 +41,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -q "${missing[@]}" >/dev/null
 fi
 
-# npm dependencies: reinstalled only when package.json or the lock file changed.
+# npm dependencies, the lab's (ops/bench, a workspace) with them: reinstalled only when a
+# package.json or the lock file changed.
 stamp=node_modules/.install-stamp
-want=$(cat package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1)
+want=$(cat package.json ops/bench/package.json package-lock.json 2>/dev/null | sha256sum | cut -d' ' -f1)
 if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   echo "installing npm dependencies"
   # onnxruntime-node ships its CPU binary; its install script would try to download GPU extras.
