@@ -10,7 +10,7 @@ import { loadModel, MODEL_FILES, ort, sha256File } from '../../../../actors/mode
 import { cropFace, cropValues, FaceDetector } from '../../../../actors/face/index.ts';
 import { alignedGeometry, cropAligned } from '../../lib/aligned-crop.ts';
 import { convertHumanEmotionModel } from '../../assets/human-emotion-to-onnx.ts';
-import { HUMAN, LAB_MODEL_ASSETS, LAB_MODEL_FILES } from '../../assets/models.ts';
+import { HUMAN, LAB_MODEL_ASSETS, LAB_MODEL_FILES, LAB_RECIPES } from '../../assets/models.ts';
 import { extractFile, packTarball } from '../../../assets/npm-pack.ts';
 import { EXPRESSION_PHOTOS, loadPhoto } from '../../../support/face-photos.ts';
 
@@ -88,6 +88,11 @@ test('the converted model agrees with Human running the graph model in TensorFlo
 test('the installed model is the converter output', async () => {
   const entry = LAB_MODEL_ASSETS.find((asset) => asset.file === LAB_MODEL_FILES.expressionsSecond)!;
   assert.ok(entry.sha256.includes(await sha256File(join(config.modelsDir, LAB_MODEL_FILES.expressionsSecond))));
+});
+
+test("every lab model built locally names one of the lab's recipes", () => {
+  const recipes = LAB_MODEL_ASSETS.flatMap((asset) => asset.sources.flatMap((source) => (source.kind === 'build' ? [source.recipe] : [])));
+  assert.equal(recipes.filter((recipe) => !(recipe in LAB_RECIPES)), []);
 });
 
 test.run();
