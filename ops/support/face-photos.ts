@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jpeg from 'jpeg-js';
 import { readConfig } from '../../bus/config.ts';
-import { CROP_VALUES, cropFace } from '../../actors/face/crop.ts';
-import type { FaceDetector } from '../../actors/face/yunet.ts';
+import { CROP_VALUES, cropFace, type FaceDetector } from '../../actors/face/index.ts';
 
 const config = readConfig();
 

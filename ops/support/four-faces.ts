@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { FaceDetector } from '../../actors/face/yunet.ts';
+import type { FaceDetector } from '../../actors/face/index.ts';
 import { loadPhoto } from './face-photos.ts';
 
 const run = promisify(execFile);
