@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../bus/config.ts';
 import { MAX_EVENTS_PER_REQUEST } from '../../bus/contracts/events.ts';
-import { percentile } from '../bench/lib/stats.ts';
+import { percentile } from '../support/percentile.ts';
 import { freePort } from '../stack/ports.ts';
 import { startServiceStack } from '../support/service-stack.ts';
 import type { Services } from '../support/services.ts';

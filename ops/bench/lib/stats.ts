@@ -1,12 +1,5 @@
 // Summaries and the plain-text tables every benchmark prints.
-
-/** The value below which `p` percent of the values fall (nearest rank). */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
-}
+export { percentile } from '../../support/percentile.ts';
 
 export function mean(values: readonly number[]): number {
   return values.reduce((sum, value) => sum + value, 0) / values.length;
