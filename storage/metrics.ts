@@ -90,6 +90,12 @@ export class StorageMetrics {
       'Rows this writer refused because their host had lost the session to another (a stale owner\'s epoch)',
       () => writer.rowsFenced,
     );
+    runningTotal(
+      this.registry,
+      'emo_rows_redelivered_total',
+      'Rows this writer inserted from redelivered messages it had not acknowledged: each may be a second copy, merged away by the tables and FINAL',
+      () => writer.rowsRedelivered,
+    );
     runningTotal(this.registry, 'emo_writer_batches_pulled_total', 'Batches this writer pulled from ROWS', () => writer.batchesPulled);
     runningTotal(this.registry, 'emo_writer_pulled_bytes_total', 'Bytes of row messages this writer pulled from ROWS', () => writer.bytesPulled);
     new Gauge({

@@ -58,6 +58,11 @@ export class StorageWriter {
   rowsFenced = 0;
   /** Rows set aside in the dead-letter stream, since start. */
   deadLetters = 0;
+  /**
+   * Rows inserted from messages delivered before (to this writer or another) that this writer
+   * had not acknowledged, since start: each may be a second copy of a row (see the header).
+   */
+  rowsRedelivered = 0;
   /** Batches pulled, their bytes in all, and the largest one, since start (the process's metrics). */
   batchesPulled = 0;
   bytesPulled = 0;
@@ -220,6 +225,7 @@ export class StorageWriter {
       }
     }
     this.inserted?.();
+    this.countRedelivered(tables);
     for (const message of batch) this.ack(message);
     const deadRows = [...dead, ...refused()];
     const written = [...tables.values()].reduce((sum, entries) => sum + entries.length, 0) - (deadRows.length - dead.length);
@@ -229,6 +235,18 @@ export class StorageWriter {
       const reasons = [...new Set(deadRows.map((row) => row.reason))].slice(0, 3);
       this.log.error({ deadRows: deadRows.length, reasons, total: this.deadLetters }, 'rows set aside in the dead-letter stream');
     }
+  }
+
+  /**
+   * Counts and logs, by table, session and key, the rows just inserted from redelivered
+   * messages: where a second copy may lie, for an operator and for the tests that count copies.
+   */
+  private countRedelivered(tables: Map<string, Entry[]>): void {
+    const again = [...tables].flatMap(([table, entries]) =>
+      entries.filter((entry) => entry.inserted && entry.message.redelivered).map((entry) => ({ table, session: entry.columns.session, second: entry.columns.second })));
+    if (again.length === 0) return;
+    this.rowsRedelivered += again.length;
+    this.log.warn({ redeliveredRows: again, total: this.rowsRedelivered }, 'rows of redelivered messages inserted: another writer may have stored them before');
   }
 
   private ack(message: JsMsg): void {

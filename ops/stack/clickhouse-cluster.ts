@@ -35,6 +35,8 @@ export interface ClickHouseClusterOptions {
   name: string;
   shards: number;
   replicas: number;
+  /** Files merged over every node's generated config (its config.d), by name. */
+  configFiles?: Record<string, string>;
 }
 
 export async function startClickHouseCluster(options: ClickHouseClusterOptions): Promise<ClickHouseCluster> {
@@ -58,6 +60,7 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
       dir: join(options.dir, name),
       httpPort: ports[n]!.http,
       tcpPort: ports[n]!.tcp,
+      configFiles: options.configFiles,
       cluster: {
         name: options.name,
         shards,
@@ -90,11 +93,12 @@ function clickHouseNode(options: {
   dir: string;
   httpPort: number;
   tcpPort: number;
+  configFiles?: Record<string, string>;
   cluster: ClusterMembership;
 }): ClickHouseNode {
-  const { name, shard, replica, dir, httpPort, tcpPort, cluster } = options;
+  const { name, shard, replica, dir, httpPort, tcpPort, configFiles, cluster } = options;
   return {
-    ...clusterNode(name, () => startClickHouse({ dir, httpPort, tcpPort, cluster })),
+    ...clusterNode(name, () => startClickHouse({ dir, httpPort, tcpPort, configFiles, cluster })),
     shard,
     replica,
     tcpPort,

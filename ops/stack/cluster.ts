@@ -16,6 +16,8 @@ export interface ClusterOptions {
   env: NodeJS.ProcessEnv;
   /** The first gateway's port (the second takes the next); free ones when absent. */
   gatewayPort?: number;
+  /** Files merged over every ClickHouse node's config (its config.d), by name. */
+  clickhouseConfigFiles?: Record<string, string>;
 }
 
 export interface GatewayInCluster extends ServiceProcess {
@@ -39,7 +41,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(options.dir, { recursive: true });
   const [nats, clickhouse] = await Promise.all([
     startNatsCluster({ dir: join(options.dir, 'nats') }),
-    startClickHouseCluster({ dir: join(options.dir, 'clickhouse'), name: 'emo', shards: 2, replicas: 2 }),
+    startClickHouseCluster({ dir: join(options.dir, 'clickhouse'), name: 'emo', shards: 2, replicas: 2, configFiles: options.clickhouseConfigFiles }),
   ]);
   const env: NodeJS.ProcessEnv = {
     ...options.env,

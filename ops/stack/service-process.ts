@@ -84,6 +84,8 @@ export interface ServiceProcess {
   role: Role;
   /** Its /metrics, /livez and /readyz. */
   metricsUrl: string;
+  /** Where its output goes, every run of it appended. */
+  logFile: string;
   /** The running process, if any. */
   current(): Service | undefined;
   /** Starts it; resolves once it is ready. */
@@ -121,6 +123,7 @@ export function serviceProcess(spec: ServiceSpec): ServiceProcess {
     id: spec.id,
     role: spec.role,
     metricsUrl: metricsUrl(spec),
+    logFile: spec.logFile,
     current: () => service,
     async start() {
       service = await launchService(spec);

@@ -5,7 +5,8 @@
 // shard's session answer 503 within the request timeout, reads of the other's 200, and how long
 // the other shard's rows stood still is printed (a batch holding rows of both shards waits for
 // the lost one: docs/operations.md); afterwards every second of media received has exactly one
-// row, nothing was dead-lettered and ROWS drains.
+// row, counted without FINAL on servers that never merge (a second copy only where the design
+// makes one: cluster-copies.ts), nothing was dead-lettered and ROWS drains.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +27,9 @@ import { publish, waitForStream, type Publisher } from '../../ops/support/stream
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { makeClip } from '../support/clips.ts';
 import { cutOff } from '../support/partition.ts';
+import { assertAudioStoredOnce, assertNoMergesOnCluster, redeliveredSeconds } from '../support/cluster-copies.ts';
+import { NO_MERGES } from '../support/copies.ts';
+import { sql } from '../../storage/sql.ts';
 
 const config = readConfig();
 const token = `cluster-${randomBytes(6).toString('hex')}`;
@@ -42,8 +46,8 @@ let jsm: JetStreamManager;
 let clickhouse: ClickHouseClient;
 /** One session on each shard, by shard number. */
 const sessionOn = new Map<number, string>();
-/** The seconds of audio rows each session published, as heard live on the bus. */
-const heard = new Map<string, Set<number>>();
+/** The seconds of audio rows each session published, as heard live on the bus, with how many times. */
+const heard = new Map<string, Map<number, number>>();
 const LOST = 1;
 const KEPT = 2;
 
@@ -82,7 +86,7 @@ async function settled(timeoutMs: number): Promise<number> {
   const since = Date.now();
   await waitUntil('rows stored up to what was heard live', async () => {
     for (const [shard, id] of sessionOn) {
-      if ((await newestStored(id, shard)) < Math.max(...heard.get(id)!) - 1) return false;
+      if ((await newestStored(id, shard)) < Math.max(...heard.get(id)!.keys()) - 1) return false;
     }
     return true;
   }, timeoutMs);
@@ -179,10 +183,12 @@ test.before(async () => {
     dir,
     projectRoot: config.projectRoot,
     env: { ...process.env, CLICKHOUSE_DATABASE: DATABASE, AUTH_TOKENS_FILE: tokensFile, ALLOW_PRIVATE_STREAM_HOSTS: 'true', LOG_LEVEL: 'info' },
+    clickhouseConfigFiles: NO_MERGES,
   });
   nc = await connect({ servers: cluster.nats.url.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 200 });
   jsm = await jetstreamManager(nc);
   clickhouse = connectClickHouse({ url: cluster.clickhouse.urls.join(','), username: 'default', password: '' }, DATABASE);
+  await assertNoMergesOnCluster(cluster.clickhouse.nodes, DATABASE);
   // Sessions are spread over the shards by a hash of their random id: made until each shard has
   // one, the spares stopped at once (forty creates fail to place both once in 2^39 runs). Each
   // kept session must then store its first rows on the shard predicted for it, and none on the other.
@@ -197,8 +203,8 @@ test.before(async () => {
       assert.is((await api(cluster.gateways[0]!.baseUrl, 'POST', `/v1/sessions/${id}/stop`)).status, 200);
       continue;
     }
-    const seconds = new Set<number>();
-    nc.subscribe(`emo.rows.${id}.audio`, { callback: (_, msg) => msg.json<{ second: number }[]>().forEach((row) => seconds.add(row.second)) });
+    const seconds = new Map<number, number>();
+    nc.subscribe(`emo.rows.${id}.audio`, { callback: (_, msg) => msg.json<{ second: number }[]>().forEach((row) => seconds.set(row.second, (seconds.get(row.second) ?? 0) + 1)) });
     sessionOn.set(shard, id);
     heard.set(id, seconds);
   }
@@ -246,11 +252,11 @@ test('afterwards: every second of media received has exactly one row, nothing de
     return consumer.num_pending === 0 && consumer.num_ack_pending === 0;
   }, 120_000);
   assert.is((await jsm.streams.info(streams.deadRows)).state.messages, 0, 'nothing dead-lettered');
-  for (const id of sessionOn.values()) {
-    const live = [...heard.get(id)!];
+  for (const [shard, id] of sessionOn) {
+    const live = [...heard.get(id)!.keys()];
     let seconds: number[] = [];
     await waitUntil('every second heard live stored', async () => {
-      seconds = (await queryRows<{ second: number }>(clickhouse, `SELECT second FROM audio_seconds FINAL WHERE session = '${id}' ORDER BY second`))
+      seconds = (await queryRows<{ second: number }>(clickhouse, sql`SELECT second FROM audio_seconds WHERE session = ${id} GROUP BY second ORDER BY second`))
         .map((row) => Number(row.second));
       return live.every((second) => seconds.includes(second));
     }, 30_000).catch(() => {});
@@ -263,13 +269,19 @@ test('afterwards: every second of media received has exactly one row, nothing de
     }, 15_000).catch(() => {});
     const gaps = seconds.slice(1).flatMap((second, i) => (second - seconds[i]! > 1 ? [`${seconds[i]! + 1}-${second - 1}`] : []));
     console.log(`  session ${id}: ${media} s of media received, ${seconds.length} audio rows, ${live.length} heard live, gaps [${gaps}]`);
-    // Read through FINAL, which collapses a second stored twice: what this file judges is loss.
-    // Rows stored twice are looked for in the local tables with merges stopped, in node-loss
-    // and clickhouse-cluster.
     assert.equal(live.filter((second) => !seconds.includes(second)), [], 'every second heard live is stored');
     assert.equal(gaps, [], 'no second missing');
     // The media begins and ends in the middle of a second, each with its row (node-loss.test.ts).
     assert.ok(seconds.length - media >= -1 && seconds.length - media <= 2, `${seconds.length} rows for ${media} s of media`);
+    const publishedTwice = [...heard.get(id)!].filter(([, times]) => times > 1).map(([second]) => second);
+    await assertAudioStoredOnce({
+      database: DATABASE,
+      replicas: cluster.clickhouse.nodes.filter((node) => node.shard === shard),
+      elsewhere: cluster.clickhouse.nodes.filter((node) => node.shard !== shard),
+      session: id,
+      seconds,
+      allowed: new Set([...publishedTwice, ...(redeliveredSeconds(cluster.storage, 'audio_seconds').get(id) ?? [])]),
+    });
   }
 });
 

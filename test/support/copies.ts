@@ -9,13 +9,19 @@ import * as assert from 'uvu/assert';
 import { queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
 import { sql } from '../../storage/sql.ts';
 
-/** A config.d file for startClickHouse: no merge is ever small enough to be chosen. */
+/**
+ * A config.d file for startClickHouse: no merge is ever small enough to be chosen. Unmerged, a
+ * table gains a part an insert; the limits on parts (300 refuses an insert, 150 delays it) are
+ * raised so that minutes of inserts are taken as a merging server takes them.
+ */
 export const NO_MERGES = {
   'no-merges.xml': `<?xml version="1.0"?>
 <yandex>
   <merge_tree>
     <max_bytes_to_merge_at_min_space_in_pool>1</max_bytes_to_merge_at_min_space_in_pool>
     <max_bytes_to_merge_at_max_space_in_pool>1</max_bytes_to_merge_at_max_space_in_pool>
+    <parts_to_delay_insert>100000</parts_to_delay_insert>
+    <parts_to_throw_insert>100000</parts_to_throw_insert>
   </merge_tree>
 </yandex>
 `,

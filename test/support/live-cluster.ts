@@ -1,6 +1,7 @@
 // The whole service on a cluster (ops/stack/cluster.ts) with two live sessions on real RTMP
 // streams, for the tests that take nodes away under them: the API through either gateway, the
 // seconds of audio each session published as heard live on the bus, and a watch on reads.
+// ClickHouse never merges (NO_MERGES), so a row stored twice stays to be counted.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { waitUntil } from '../../ops/stack/process.ts';
 import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { makeClip } from './clips.ts';
+import { NO_MERGES } from './copies.ts';
 
 export const DATABASE = 'emotions_cluster';
 const NAMES = ['cluster-a', 'cluster-b'];
@@ -40,8 +42,8 @@ export interface LiveCluster {
   /** Every ClickHouse node's HTTP endpoint, as the storage services use them. */
   clickhouse: ClickHouseClient;
   sessions: { id: string; uri: string }[];
-  /** The seconds of audio rows each session published, as heard live on the bus. */
-  heard: Map<string, Set<number>>;
+  /** The seconds of audio rows each session published, as heard live on the bus, with how many times. */
+  heard: Map<string, Map<number, number>>;
   api(base: string, method: string, path: string, body?: unknown): Promise<Reply>;
   /** The session as the first gateway that answers 200 has it. */
   session(id: string): Promise<any>;
@@ -96,6 +98,7 @@ export async function startLiveCluster(name: string, env: NodeJS.ProcessEnv = {}
         LOG_LEVEL: 'info',
         ...env,
       },
+      clickhouseConfigFiles: NO_MERGES,
     });
     const started = cluster;
     nc = await connect({ servers: started.nats.url.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 200 });
@@ -120,17 +123,17 @@ export async function startLiveCluster(name: string, env: NodeJS.ProcessEnv = {}
       return undefined;
     };
     const sessions: { id: string; uri: string }[] = [];
-    const heard = new Map<string, Set<number>>();
+    const heard = new Map<string, Map<number, number>>();
     for (const stream of NAMES) {
       const uri = rtmp.url(stream);
       const created = await api(started.gateways[0]!.baseUrl, 'POST', '/v1/sessions', { name: stream, streamUri: uri });
       assert.is(created.status, 201, JSON.stringify(created.body));
       sessions.push({ id: created.body._id, uri });
-      const seconds = new Set<number>();
+      const seconds = new Map<number, number>();
       heard.set(created.body._id, seconds);
       nc.subscribe(`emo.rows.${created.body._id}.audio`, {
         callback: (_, msg) => {
-          for (const row of msg.json<{ second: number }[]>()) seconds.add(row.second);
+          for (const row of msg.json<{ second: number }[]>()) seconds.set(row.second, (seconds.get(row.second) ?? 0) + 1);
         },
       });
     }
