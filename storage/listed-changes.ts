@@ -15,7 +15,7 @@ import type { SessionRecord } from '../bus/contracts/session.ts';
 export const LISTED_CHANGES_BYTES = 16 * 1024 ** 2;
 
 /** What a list shows of a record that a heartbeat may not change. */
-type Listed = Pick<SessionRecord, 'name' | 'state' | 'workerState' | 'stopReason' | 'mediaSeconds'> & { sensors: number };
+export type Listed = Pick<SessionRecord, 'name' | 'state' | 'workerState' | 'stopReason' | 'mediaSeconds'> & { sensors: number };
 
 export class ListedChanges {
   private lastDelivery = 0;
@@ -49,7 +49,8 @@ export class ListedChanges {
   }
 }
 
-function listed({ name, state, workerState, stopReason, mediaSeconds, sensors }: SessionRecord): Listed {
+/** Of a record, or of the public record a row holds. */
+export function listed({ name, state, workerState, stopReason, mediaSeconds, sensors }: Pick<SessionRecord, keyof Listed>): Listed {
   return { name, state, workerState, stopReason, mediaSeconds, sensors: sensors.length };
 }
 
@@ -58,7 +59,7 @@ function listed({ name, state, workerState, stopReason, mediaSeconds, sensors }:
  * the KV cache could not tell: heartbeats (healthCheck, mediaSeconds) do not; the media count
  * the owner adds to a finished session does: it is final, and so should the list's copy be.
  */
-function changesListing(before: Listed, after: Listed): boolean {
+export function changesListing(before: Listed, after: Listed): boolean {
   return (
     before.name !== after.name ||
     before.state !== after.state ||
