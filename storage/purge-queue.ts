@@ -28,10 +28,15 @@ const READS_AT_ONCE = 64;
 const QUEUED = 'queued.';
 const PURGED = 'purged.';
 
-/** A session waiting, with the revision that orders the queue. */
+/**
+ * A session waiting, with the revision that orders the queue, and its record's revision when
+ * queued: the index must hold every change up to it before the session's rows go (0 for an
+ * entry queued before entries carried it, once the index held the session).
+ */
 export interface Waiting {
   session: PurgedSession;
   revision: number;
+  recordRevision: number;
 }
 
 export class PurgeQueue {
@@ -46,11 +51,11 @@ export class PurgeQueue {
     return new PurgeQueue(kv, jsm, (await kv.status()).streamInfo.config.name);
   }
 
-  /** Queues the session's purge: false when it is already queued or purged. */
-  async add(session: PurgedSession): Promise<boolean> {
+  /** Queues the session's purge (`revision`: its record's): false when it is already queued or purged. */
+  async add(session: PurgedSession & { revision: number }): Promise<boolean> {
     if ((await this.kv.get(PURGED + session.id))?.operation === 'PUT') return false;
     try {
-      await this.kv.create(QUEUED + session.id, JSON.stringify({ id: session.id, createdAt: session.createdAt }));
+      await this.kv.create(QUEUED + session.id, JSON.stringify({ id: session.id, createdAt: session.createdAt, revision: session.revision }));
       return true;
     } catch (error) {
       if (isConflict(error)) return false;
@@ -71,8 +76,8 @@ export class PurgeQueue {
       const entries = await Promise.all(keys.slice(at, at + READS_AT_ONCE).map((key) => this.kv.get(key)));
       for (const entry of entries) {
         if (entry?.operation !== 'PUT') continue;
-        const session = entry.json<PurgedSession>();
-        waiting.push({ session: { id: session.id, createdAt: session.createdAt }, revision: entry.revision });
+        const session = entry.json<PurgedSession & { revision?: number }>();
+        waiting.push({ session: { id: session.id, createdAt: session.createdAt }, revision: entry.revision, recordRevision: session.revision ?? 0 });
         if (Date.now() - entry.created.getTime() > REWRITE_WAITING_AFTER_MS) await this.kv.put(entry.key, entry.value);
       }
     }

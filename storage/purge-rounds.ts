@@ -6,6 +6,8 @@
 // sessions (storage/purge-queue.ts) and issues one mutation per table for all of them
 // (storage/purge.ts). A round is due every `windowMs`, or a quarter of that after the last
 // when the queue holds a whole batch or more; one storage service runs it (storage/purge-lease.ts).
+// A session waits for its round until the index holds every change of its record up to the
+// one its purge was queued at, so that no row of it is stored after its rows are gone.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { ServiceError } from '../bus/errors.ts';
 import type { Logger } from '../bus/log.ts';
@@ -31,6 +33,8 @@ export class PurgeRounds {
 
   constructor(
     private readonly queue: PurgeQueue,
+    /** The revision up to which the session index holds every change (storage/index-progress.ts). */
+    private readonly indexedThrough: () => Promise<number>,
     private readonly lease: PurgeLease,
     private readonly clickhouse: ClickHouseClient,
     private readonly schema: Schema,
@@ -60,7 +64,10 @@ export class PurgeRounds {
     if (waiting === 0) return;
     const due = (sinceLastMs: number) => sinceLastMs >= windowMs || (waiting >= batchSessions && sinceLastMs >= windowMs / 4);
     if (!(await this.lease.take(due))) return;
-    const batch = (await this.queue.oldest(batchSessions)).map(({ session }) => session);
+    const oldest = await this.queue.oldest(batchSessions);
+    const indexed = await this.indexedThrough();
+    const batch = oldest.filter(({ recordRevision }) => recordRevision <= indexed).map(({ session }) => session);
+    if (batch.length < oldest.length) this.log.info({ sessions: oldest.length - batch.length, indexed }, 'sessions left for a later round: the index does not hold their last changes yet');
     if (batch.length === 0) return;
     try {
       await deleteRowsOf(this.clickhouse, this.schema, batch, Date.now() + ROUND_WAIT_MS, this.cluster, this.options.countMutations);

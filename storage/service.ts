@@ -7,7 +7,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../bus/log.ts';
-import { SessionRecords } from '../bus/session-records.ts';
+import { SessionRecords, type WatchFollower } from '../bus/session-records.ts';
 import { serveEventList } from './api/events.ts';
 import { serveSessionPurge } from './api/purge.ts';
 import { serveResults } from './api/results.ts';
@@ -29,6 +29,7 @@ import { PurgeLease } from './purge-lease.ts';
 import { PurgeQueue } from './purge-queue.ts';
 import { PurgeRounds } from './purge-rounds.ts';
 import { SessionIndexFollower } from './session-index-follower.ts';
+import { UnindexedChanges } from './unindexed-changes.ts';
 import { StorageWriter, type WriterOptions } from './writer.ts';
 
 export interface StorageOptions {
@@ -68,6 +69,7 @@ export class StorageService {
     private readonly records: SessionRecords,
     private readonly writer: StorageWriter | undefined,
     private readonly index: SessionIndexFollower | undefined,
+    private readonly progress: IndexProgress,
     private readonly cluster: ClusterNodes | undefined,
     private readonly purges: PurgeRounds | undefined,
   ) {}
@@ -101,7 +103,10 @@ export class StorageService {
     const purgeQueue = await PurgeQueue.open(js, jsm, { replicas: options.natsReplicas, maxBytes: options.purge.queueMaxBytes });
     options.metrics?.watchPurgeQueue(() => purgeQueue.length(), log);
     const newest = new NewestSessions(options.sessionListMemoryPerUser, options.sessionListMemoryTotal);
-    await records.watch(undefined, newest);
+    const unindexed = new UnindexedChanges();
+    await records.watch(undefined, bothFollow(newest, unindexed));
+    const progress = new IndexProgress(jsm, pools.reads, unindexed, log.child({ component: 'index-progress' }));
+    progress.start();
     const shards = options.clickhouse.cluster ? new Shards(pools.reads, options.clickhouse.cluster) : undefined;
     const writer = options.writer && new StorageWriter(js, pools.writer, log.child({ component: 'writer' }), {
       ...options.writer,
@@ -115,22 +120,21 @@ export class StorageService {
     const index = writer && await SessionIndexFollower.start(js, jsm, pools.index, log.child({ component: 'session-index' }));
     const schema = new Schema(options.database, cluster?.name);
     // Purge rounds are run by the services that write, like the index.
-    const purges = writer && new PurgeRounds(purgeQueue, new PurgeLease(purgeQueue.kv, options.id), pools.index, schema, cluster, {
+    const purges = writer && new PurgeRounds(purgeQueue, () => progress.acknowledgedThrough(), new PurgeLease(purgeQueue.kv, options.id), pools.index, schema, cluster, {
       windowMs: options.purge.windowSeconds * 1000,
       batchSessions: options.purge.batchSessions,
       countMutations: options.metrics?.purgeMutations,
     }, log.child({ component: 'purge' }));
     purges?.start();
-    const progress = new IndexProgress(jsm);
     const observe = options.metrics?.bus;
     const inFlight = new ReadsInFlight(options.readsInFlightPerUser);
     const lists = new SessionLists(newest, records, progress, pools.reads, inFlight, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
-    const service = new StorageService(nc, pools, records, writer, index, cluster, purges);
+    const service = new StorageService(nc, pools, records, writer, index, progress, cluster, purges);
     service.subscriptions.push(
       ...serveResults(nc, records, pools.reads, shards, inFlight, log, observe),
       serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, records, pools.reads, inFlight, log, observe),
-      serveSessionPurge(nc, records, jsm, progress, purgeQueue, log, observe),
+      serveSessionPurge(nc, records, jsm, purgeQueue, log, observe),
     );
     log.info({ writer: options.writer }, 'storage service ready');
     return service;
@@ -141,9 +145,19 @@ export class StorageService {
     await this.writer?.stop();
     await this.index?.stop();
     await this.purges?.stop();
+    await this.progress.stop();
     this.records.close();
     await this.nc.drain();
     await closePools(this.pools);
     await this.cluster?.close();
   }
+}
+
+/** One watch told to both: the newest sessions and the changes the index may not hold yet. */
+function bothFollow(first: WatchFollower, second: WatchFollower): WatchFollower {
+  return {
+    restarted: () => (first.restarted(), second.restarted()),
+    put: (record, revision) => (first.put(record, revision), second.put(record, revision)),
+    deleted: (id, revision) => (first.deleted(id, revision), second.deleted(id, revision)),
+  };
 }

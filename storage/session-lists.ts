@@ -1,6 +1,6 @@
 // Who answers a session list: the newest sessions in memory when they are as new as the bucket
-// and hold the page, ClickHouse otherwise, once the index is as new as the bucket. The one place
-// that decides.
+// and hold the page, ClickHouse otherwise, once the index holds the caller's changes as the
+// bucket has them (storage/index-progress.ts). The one place that decides.
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../bus/log.ts';
 import type { SessionRecords } from '../bus/session-records.ts';
@@ -42,14 +42,17 @@ export class SessionLists {
     // A change the caller made before asking (a create, rename or stop through any host) is
     // in memory, or in the index, once the revision the bucket had then is.
     const latest = await this.progress.latest();
+    // The watch delivers a change moments after the bucket has it, whoever is busy changing
+    // sessions: worth waiting for rather than leaving the page to ClickHouse.
+    await this.progress.watched(latest, deadline - READ_MS);
     const behind = Math.max(0, latest - this.memory.revision);
     this.metrics?.behind.set(behind);
     const remembered = behind === 0 ? this.memory.page(filter) : undefined;
     this.metrics?.pages.inc({ source: remembered ? 'memory' : 'clickhouse' });
-    if (behind === 0 && !this.memory.seeded(filter.user)) this.seed(filter.user, filter.activeSinceMs);
+    if (behind === 0 && !this.memory.seeded(filter.user)) this.seed(filter.user, filter.activeSinceMs, latest);
     if (remembered) return remembered;
-    if (!(await this.progress.caughtUp(deadline - READ_MS))) {
-      throw unavailable('the session index is catching up with recent changes; retry shortly');
+    if (!(await this.progress.userCaughtUp(filter.user, latest, deadline - READ_MS))) {
+      throw unavailable('the session index is catching up with your recent changes; retry shortly');
     }
     const page = await this.inFlight.run(filter.user, () => listSessions(readsUntil(this.clickhouse, deadline), filter));
     // A deleted session's index rows go with its purge round (a minute at most): until then the
@@ -59,9 +62,10 @@ export class SessionLists {
 
   /**
    * Reads the user's newest sessions, and the active ones created since `activeSinceMs`, from
-   * the sessions table into memory, in the background.
+   * the sessions table into memory, in the background, once the table holds the user's
+   * changes up to `revision`.
    */
-  private seed(user: string, activeSinceMs: number): void {
+  private seed(user: string, activeSinceMs: number, revision: number): void {
     if (this.perUser === 0 || this.seeding.has(user)) return;
     this.seeding.add(user);
     // A session deleted while its rows wait to be purged, or finished since its row was
@@ -69,9 +73,9 @@ export class SessionLists {
     const current = (records: PublicRecord[]) => records.filter((record) =>
       !this.records.deletedLately(record.id) && (this.records.peek(record.id)?.record.state ?? record.state) === record.state);
     const mark = this.memory.mark(user);
-    // Read once the table holds every change the bucket had: a user memory forgot has only
-    // the table for what it knew.
-    this.progress.caughtUp(Date.now() + SEED_WAIT_MS)
+    // Read once the table holds every change of the user's the bucket had: a user memory
+    // forgot has only the table for what it knew.
+    this.progress.userCaughtUp(user, revision, Date.now() + SEED_WAIT_MS)
       .then(async (caughtUp) => {
         if (!caughtUp) return;
         const [latest, active] = await Promise.all([

@@ -5,7 +5,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { ListSessionsQuery, SessionRecord } from '../bus/contracts/session.ts';
 import { publicRecord, type PublicRecord } from '../bus/session-view.ts';
 import { queryRows } from './clickhouse.ts';
-import { sql } from './sql.ts';
+import { literal, sql } from './sql.ts';
 import { densityOf, pageFromEnd, type Span, type Window } from './windows.ts';
 
 /** A session's row: one per revision of its record that changed something a list shows. */
@@ -42,6 +42,27 @@ export function indexRow(record: SessionRecord, revision: number): SessionIndexR
 
 export async function indexSessions(client: ClickHouseClient, rows: SessionIndexRow[]): Promise<void> {
   await client.insert({ table: 'sessions', values: rows, format: 'JSONEachRow' });
+}
+
+/**
+ * Of each session, the latest row the index holds: its revision and what it lists. Read by id
+ * among the user's rows of the sessions' creation seconds (the partition key) alone.
+ */
+export async function latestRows(
+  client: ClickHouseClient,
+  user: string,
+  sessions: Pick<SessionRecord, 'id' | 'createdAt'>[],
+): Promise<Map<string, { revision: number; record: PublicRecord }>> {
+  const ids = [...new Set(sessions.map(({ id }) => literal(id)))].join(', ');
+  const seconds = [...new Set(sessions.map(({ createdAt }) => `toDateTime(${literal(Math.floor(createdAt / 1000))})`))].join(', ');
+  const rows = await queryRows<{ id: string; revision: number | string; doc: string }>(
+    client,
+    `SELECT id, max(revision) AS revision, argMax(doc, revision) AS doc FROM sessions
+     PREWHERE id IN (${ids})
+     WHERE ${sql`user = ${user}`} AND created IN (${seconds})
+     GROUP BY id`,
+  );
+  return new Map(rows.map((row) => [row.id, { revision: Number(row.revision), record: JSON.parse(row.doc) as PublicRecord }]));
 }
 
 export interface SessionListFilter extends Omit<ListSessionsQuery, 'from' | 'to'> {

@@ -133,7 +133,7 @@ test('a session is queued once: asked again while queued, or once purged, it add
   try {
     const queue = await PurgeQueue.open(jetstream(nc), await jetstreamManager(nc), { replicas: 1, maxBytes: config.purgeQueueMaxBytes });
     // A session nobody created: a round that takes it deletes nothing.
-    const session = { id: newSessionId(), createdAt: Date.now() };
+    const session = { id: newSessionId(), createdAt: Date.now(), revision: 0 };
     assert.ok(await queue.add(session), 'queued');
     assert.not.ok(await queue.add(session), 'a retry while queued');
     await queue.purged([session]);
