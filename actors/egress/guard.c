@@ -11,15 +11,31 @@
  *   EMO_EGRESS_REFUSE  comma-separated networks, "address/prefix"
  *   EMO_EGRESS_ALLOW   comma-separated "address/prefix/port" (port 0: any port)
  * An unreadable policy refuses every IPv4/IPv6 destination: the guard fails closed.
+ *
+ * It also hands the decoder its stream's URI, which must not be on the command line: any local
+ * user reads a process's command line in /proc/<pid>/cmdline, and the URI holds the stream key
+ * (an RTMP path, an RTSP token, user:password). The command line carries a placeholder,
+ * "emo-stream:<session>:<scheme://host:port>", and the URI comes in EMO_STREAM_URI, an
+ * environment only the decoder's own user and root can read. glibc calls the constructors of a
+ * preloaded library with the process's argc, argv and envp before main() runs, so ffmpeg parses
+ * options that hold the URI, while /proc keeps showing the placeholder (the kernel reads the
+ * original strings, not the argv array we change). The variable is then wiped from the original
+ * environment memory, which /proc/<pid>/environ shows, and taken out of environ. A placeholder
+ * with no URI to put in its place ends the process: it fails closed.
+ *
+ * Why not another way: ffmpeg 5.1 (Debian 12) reads no option from a file, and an input read
+ * through a file or a pipe would need the file and pipe protocols the input whitelist closes.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define MAX_RULES 256
 
@@ -96,7 +112,43 @@ static int parse_rules(const char *name, int with_port, struct rule *rules, int 
   return status;
 }
 
-__attribute__((constructor)) static void load_policy(void) {
+#define STREAM_URI_ENTRY "EMO_STREAM_URI="
+#define STREAM_PLACEHOLDER "emo-stream:"
+/* The exit status of a decoder given a placeholder and no URI. */
+#define NO_STREAM_URI 3
+
+/* The URI from the environment, its variable wiped out of memory and out of environ; NULL without one. */
+static char *take_stream_uri(char **envp) {
+  const size_t name_length = strlen(STREAM_URI_ENTRY);
+  char *uri = NULL;
+  char **kept = envp;
+  for (char **entry = envp; *entry; entry++) {
+    if (strncmp(*entry, STREAM_URI_ENTRY, name_length) != 0) {
+      *kept++ = *entry;
+      continue;
+    }
+    if (!uri && (*entry)[name_length] != '\0') uri = strdup(*entry + name_length);
+    explicit_bzero(*entry, strlen(*entry));
+  }
+  *kept = NULL;
+  return uri;
+}
+
+static void hand_over_stream_uri(int argc, char **argv, char **envp) {
+  if (!argv || !envp) return;
+  char *uri = take_stream_uri(envp);
+  for (int i = 1; i < argc; i++) {
+    if (strncmp(argv[i], STREAM_PLACEHOLDER, strlen(STREAM_PLACEHOLDER)) != 0) continue;
+    if (!uri) {
+      fputs("egress guard: no stream URI handed over for " STREAM_PLACEHOLDER " (EMO_STREAM_URI missing)\n", stderr);
+      _exit(NO_STREAM_URI);
+    }
+    argv[i] = uri;
+  }
+}
+
+__attribute__((constructor)) static void load_guard(int argc, char **argv, char **envp) {
+  hand_over_stream_uri(argc, argv, envp);
   real_connect = dlsym(RTLD_NEXT, "connect");
   real_sendto = dlsym(RTLD_NEXT, "sendto");
   real_sendmsg = dlsym(RTLD_NEXT, "sendmsg");
