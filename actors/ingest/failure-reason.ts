@@ -7,9 +7,14 @@
 /** A decoder refused the picture: ffprobe before describing the stream, or ffmpeg later. */
 export const PICTURE_TOO_LARGE = 'picture larger than 1920x1080';
 
+/** The decoder never got the stream's URI in its placeholder's place (stream-address.ts). */
+export const NO_STREAM_URI = 'stream URI not handed to the decoder (egress guard missing or outdated)';
+
 // Most specific first: a refused connect is also an "Input/output error" further down.
 const RULES: [RegExp, string][] = [
   [/exceeds specified max pixel count/, PICTURE_TOO_LARGE],
+  // The guard refused a placeholder it had no URI for, or no guard replaced it.
+  [/^egress guard: no stream URI|^emo-stream:.*Protocol not found/, NO_STREAM_URI],
   // An RTMP server's error: its description follows, and may hold any of the messages below.
   [/^\[rtmp @ [^\]]*\] Server error/, 'server refused the stream'],
   // The egress guard fails a connect it refuses with EACCES.

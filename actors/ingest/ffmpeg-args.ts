@@ -1,8 +1,10 @@
 // Builds the two command lines of one pull: ffprobe, which describes the streams as JSON, and
 // ffmpeg, which splits them into raw PCM audio and PPM frames, each written to an output we
 // name (the host's unix sockets, media-socket.ts). Both open the input with the same options.
-// Pure: no I/O, so every flag is unit-testable.
+// The input is a placeholder, never the URI itself (stream-address.ts). Pure: no I/O, so every
+// flag is unit-testable.
 import { basename, dirname, join } from 'node:path';
+import { streamPlaceholder } from './stream-address.ts';
 
 const AUDIO_SAMPLE_RATE = 16000;
 export const AUDIO_BYTES_PER_SECOND = AUDIO_SAMPLE_RATE * 2; // mono s16le
@@ -25,7 +27,8 @@ export function streamScheme(uri: string): StreamScheme {
   const match = /^([a-z][a-z0-9+.-]*):\/\//i.exec(uri);
   const scheme = match?.[1]?.toLowerCase();
   if (scheme === 'rtmp' || scheme === 'rtmps' || scheme === 'rtsp') return scheme;
-  throw new Error(`unsupported stream scheme in "${uri}" (rtmp, rtmps or rtsp expected)`);
+  // Not the URI itself: an error may be logged, and the URI may hold the stream key.
+  throw new Error(`unsupported stream scheme${scheme ? ` "${scheme}"` : ''} (rtmp, rtmps or rtsp expected)`);
 }
 
 export interface FrameSize {
@@ -63,6 +66,8 @@ const PROBE_BYTES = 5_000_000;
 
 export interface InputOptions {
   uri: string;
+  /** Named on the decoders' command lines in the URI's place, so `ps` tells which session each serves. */
+  session: string;
   timeoutSeconds: number;
   /** For rtmps: verify the server certificate, against `caFile` or the system's CAs. */
   tls?: { verify: boolean; caFile?: string };
@@ -125,13 +130,18 @@ function inputArgs(options: InputOptions): string[] {
   return args;
 }
 
+/** `-i` and what the guard replaces with the URI from the environment. */
+function inputArg(options: InputOptions): string[] {
+  return ['-i', streamPlaceholder(options.session, options.uri)];
+}
+
 /**
  * ffprobe's description of the streams as JSON on stdout: each stream's type and picture size,
  * nothing else (no tags: they are the server's text). Errors only on stderr.
  */
 export function buildProbeArgs(options: InputOptions): string[] {
   return [
-    '-hide_banner', '-loglevel', 'error', ...inputArgs(options), '-i', options.uri,
+    '-hide_banner', '-loglevel', 'error', ...inputArgs(options), ...inputArg(options),
     '-of', 'json', '-show_entries', 'stream=codec_type,width,height',
   ];
 }
@@ -140,10 +150,11 @@ export function buildProbeArgs(options: InputOptions): string[] {
 export function checkPullOptions(options: PullOptions): void {
   if (!(options.fps > 0)) throw new Error(`fps must be > 0, got ${options.fps}`);
   inputArgs(options);
+  inputArg(options);
 }
 
 export function buildIngestArgs(options: IngestArgsOptions): string[] {
-  const { uri, fps, outputs: { audio, video } } = options;
+  const { fps, outputs: { audio, video } } = options;
   checkPullOptions(options);
   if (!audio && !video) throw new Error('at least one of audio and video is needed');
 
@@ -160,7 +171,7 @@ export function buildIngestArgs(options: IngestArgsOptions): string[] {
   // A stream that changes resolution mid-way keeps the filter graph built for its first size, so
   // every frame on the pipe stays the size announced in `info` (the scaler adapts to the input).
   args.push('-reinit_filter', '0');
-  args.push('-i', uri);
+  args.push(...inputArg(options));
 
   // The streams ffprobe found, by type: a stream that is gone by now fails the run plainly.
   if (audio) {

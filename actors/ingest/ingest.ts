@@ -20,17 +20,23 @@ import { FrameAssembler, type Frame } from './frame-assembler.ts';
 import { MediaSocket } from './media-socket.ts';
 import { MediaPacing, STREAM_TOO_FAST, type PacingLimits } from './pacing.ts';
 import { probeStream } from './probe.ts';
+import { streamUriEnvironment } from './stream-address.ts';
 
 export interface IngestOptions {
   uri: string;
+  /** Named on ffprobe's and ffmpeg's command lines, which never show the URI (stream-address.ts). */
+  session: string;
   fps: number;
   ffmpegPath: string;
   /** Starts ffprobe and ffmpeg; its socket directory is where ffmpeg writes the media. */
   decoders: DecoderSpawner;
   timeoutSeconds: number;
   tls?: { verify: boolean; caFile?: string };
-  /** ffmpeg's whole environment besides PATH and the locale: the egress guard's library and policy. */
-  env?: Record<string, string>;
+  /**
+   * ffmpeg's whole environment besides PATH, the locale and the stream's URI: the egress guard's
+   * library and policy. Required: the guard is also what hands the decoders the URI.
+   */
+  env: Record<string, string>;
   /** How far ahead of real time the stream may run; the defaults unless a test says otherwise. */
   pacing?: PacingLimits;
 }
@@ -103,6 +109,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
   constructor(private readonly options: IngestOptions) {
     super();
     checkPullOptions(options); // rejects a bad URI or option now rather than at start()
+    if (!options.env.LD_PRELOAD) throw new Error('the decoders need the egress guard (LD_PRELOAD): it hands them the stream URI');
     this.ffprobePath = ffprobePath(options.ffmpegPath);
     this.pacing = new MediaPacing(options.pacing);
     this.gone = new Promise((resolve) => (this.markGone = resolve));
@@ -135,9 +142,10 @@ export class Ingest extends EventEmitter<IngestEvents> {
   }
 
   private async probe(): Promise<void> {
-    const { uri, timeoutSeconds, tls, env, decoders } = this.options;
+    const { uri, session, timeoutSeconds, tls, env, decoders } = this.options;
     const probed = await probeStream({
       uri,
+      session,
       timeoutSeconds,
       tls,
       env,
@@ -186,7 +194,7 @@ export class Ingest extends EventEmitter<IngestEvents> {
     const decoder = decoders.run({
       file: this.options.ffmpegPath,
       args: buildIngestArgs({ ...this.options, outputs }),
-      env: decoderEnvironment(this.options.env),
+      env: decoderEnvironment({ ...this.options.env, ...streamUriEnvironment(this.options.uri) }),
     });
     this.decoder = decoder;
     decoder.on('unstartable', (message) => {

@@ -4,14 +4,18 @@ import { decoderEnvironment } from './decoder-environment.ts';
 import type { DecoderSpawner } from './decoder-spawner.ts';
 import { buildProbeArgs, type InputOptions } from './ffmpeg-args.ts';
 import { FailureReason } from './failure-reason.ts';
+import { streamUriEnvironment } from './stream-address.ts';
 import { readProbeOutput, type StreamInfo } from './stream-info.ts';
 
 export interface ProbeOptions extends InputOptions {
   ffprobePath: string;
   /** Starts ffprobe, so the host's thread never forks. */
   decoders: DecoderSpawner;
-  /** ffprobe's whole environment besides PATH and the locale: the egress guard's library and policy. */
-  env?: Record<string, string>;
+  /**
+   * ffprobe's whole environment besides PATH, the locale and the stream's URI: the egress guard's
+   * library and policy. The guard is what hands ffprobe the URI (stream-address.ts).
+   */
+  env: Record<string, string>;
   /** ffprobe is killed past this, whatever the server trickles to keep it busy. */
   deadlineSeconds: number;
   /** Aborting kills ffprobe; the result is then a failure "stopped". */
@@ -28,9 +32,9 @@ export interface ProbeFailure {
 const MAX_OUTPUT_BYTES = 64 * 1024;
 
 export function probeStream(options: ProbeOptions): Promise<StreamInfo | ProbeFailure> {
-  const { ffprobePath, decoders, env, deadlineSeconds, signal } = options;
+  const { uri, ffprobePath, decoders, env, deadlineSeconds, signal } = options;
   return new Promise((resolve) => {
-    const probe = decoders.run({ file: ffprobePath, args: buildProbeArgs(options), env: decoderEnvironment(env), stdout: true });
+    const probe = decoders.run({ file: ffprobePath, args: buildProbeArgs(options), env: decoderEnvironment({ ...env, ...streamUriEnvironment(uri) }), stdout: true });
     const stderr = new FailureReason('ffprobe');
     const output: string[] = [];
     let outputBytes = 0;

@@ -155,6 +155,7 @@ export class StreamWorker implements Child {
     const ingest = new Ingest({
       env: await egress.guardEnvironment(),
       uri: streamUri,
+      session,
       fps: pull.fps,
       ffmpegPath: pull.ffmpegPath,
       decoders: pull.decoders,

@@ -40,9 +40,10 @@ test('kill -9 of the owning host: the other host takes the session over', async 
   const uri = rtmp.url('failover');
   const created = await services.api('POST', '/v1/sessions', { body: { name: 'failover', streamUri: uri } });
   assert.is(created.status, 201);
+  const id = created.body._id as string;
   // Wait for two heartbeats with media, so the record holds a count worth keeping.
-  const before = await services.waitForSession(created.body._id, (s) => s.meta.workerState === 'working' && s.meta.mediaSeconds >= 2);
-  const [puller] = pullersOf(uri);
+  const before = await services.waitForSession(id, (s) => s.meta.workerState === 'working' && s.meta.mediaSeconds >= 2);
+  const [puller] = pullersOf(id);
   const owner = services.hosts.find((host) => host.pid === puller?.host);
   const survivor = services.hosts.find((host) => host !== owner);
   assert.ok(owner && survivor, 'one host runs the worker');
@@ -50,7 +51,7 @@ test('kill -9 of the owning host: the other host takes the session over', async 
   process.kill(owner!.pid, 'SIGKILL');
   const killedAt = Date.now();
   // Long enough to tell a takeover that never comes from a slow machine (TAKEOVER_SECONDS is 4).
-  await waitUntil('takeover', async () => pullersOf(uri).some((p) => p.host === survivor!.pid), 60_000);
+  await waitUntil('takeover', async () => pullersOf(id).some((p) => p.host === survivor!.pid), 60_000);
   const after = await services.waitForSession(before._id, (s) => s.meta.workerState === 'working', 60_000);
   assert.is(after.state, 'active');
   assert.is(after._id, before._id);
@@ -61,7 +62,7 @@ test('kill -9 of the owning host: the other host takes the session over', async 
   const resumed = await services.waitForSession(before._id, (s) => Date.parse(s.meta.healthCheck) > Date.parse(after.meta.healthCheck));
   assert.ok(resumed.meta.mediaSeconds >= before.meta.mediaSeconds, `${resumed.meta.mediaSeconds} >= ${before.meta.mediaSeconds}`);
   // The dead host's ffmpeg loses its reader and exits by itself.
-  await waitUntil('orphaned ffmpeg to exit', async () => !pullersOf(uri).some((p) => p.pid === puller!.pid), 15_000);
+  await waitUntil('orphaned ffmpeg to exit', async () => !pullersOf(id).some((p) => p.pid === puller!.pid), 15_000);
 });
 
 test.run();

@@ -17,6 +17,7 @@ import { createLog } from '../../bus/log.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../../actors/ingest/ffmpeg-args.ts';
 import { PICTURE_TOO_LARGE } from '../../actors/ingest/failure-reason.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
+import { guardAllowingAll } from '../support/decoder-guard.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { startRtspServer, type RtspServer } from '../../ops/support/streams/rtsp-server.ts';
@@ -51,6 +52,7 @@ const cleanups: (() => Promise<void>)[] = [];
 let rtmp: RtmpServer;
 let rtsp: RtspServer;
 let decoders: DecoderSpawner;
+let guard: Record<string, string>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -62,6 +64,7 @@ test.before(async () => {
     makeClip(muteClip, clipsDir),
     makeClip({ ...muteClip, container: 'mkv' }, clipsDir),
   ]);
+  guard = await guardAllowingAll(config.egressGuardLibrary);
   decoders = await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log: createLog({ ...config, logLevel: 'silent' }) });
   cleanups.push(() => decoders.close());
   const [rtmpPort, rtmpsPort, rtspPort] = [await freePort(), await freePort(), await freePort()];
@@ -100,7 +103,7 @@ interface Observed {
 // Pulls `uri`; from the first frame on, skips `warmupSeconds` (connection bursts), then counts what
 // arrives during `windowSeconds`.
 async function observe(uri: string, warmupSeconds: number, windowSeconds: number): Promise<Observed> {
-  const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5 });
+  const ingest = new Ingest({ uri, session: 'observed', fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, env: guard });
   const seen: Observed = {
     info: undefined, mediaBeforeInfo: 0, frameSizes: new Set(), framesInWindow: 0,
     audioBytesInWindow: 0, zeroCrossingsInWindow: 0, distinctFrameBytes: 0, exit: undefined,
@@ -195,7 +198,7 @@ test('a 2560x1440 stream is refused by the probe: no description, no ffmpeg, no 
 });
 
 test('a listener that stops the ingest on info keeps ffmpeg from running at all', async () => {
-  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5 });
+  const ingest = new Ingest({ uri: rtmp.url('tone'), session: 'stopped-on-info', fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, env: guard });
   let pidAtInfo: number | undefined = -1;
   ingest.on('info', () => {
     pidAtInfo = ingest.pid;
@@ -225,7 +228,7 @@ for (const scheme of ['rtmp', 'rtsp'] as const) {
   test(`${scheme} to a closed port exits by itself, with a reason`, async () => {
     const port = await freePort();
     const uri = scheme === 'rtmp' ? `rtmp://127.0.0.1:${port}/live/none` : `rtsp://127.0.0.1:${port}/none`;
-    const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3 });
+    const ingest = new Ingest({ uri, session: 'closed-port', fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3, env: guard });
     const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
     ingest.start();
     try {
@@ -244,7 +247,7 @@ for (const scheme of ['rtmp', 'rtsp'] as const) {
 test('a stream that stops sending ends the ingest by itself', async () => {
   const name = 'vanishing';
   const publisher = publish(await makeClip(toneClip, clipsDir), rtmp.url(name));
-  const ingest = new Ingest({ uri: rtmp.url(name), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3 });
+  const ingest = new Ingest({ uri: rtmp.url(name), session: name, fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3, env: guard });
   try {
     await waitForStream(rtmp.url(name));
     const firstFrame = new Promise((resolve) => ingest.once('frame', resolve));
@@ -265,7 +268,7 @@ test('a stream that stops sending ends the ingest by itself', async () => {
 test('credentials in the URI never reach the reason', async () => {
   const port = await freePort();
   for (const uri of [`rtmp://admin:s3cret@127.0.0.1:${port}/live/x`, `rtsp://admin:s3cret@127.0.0.1:${port}/cam`, 'rtmp://admin:s3cret@host.invalid/live/x']) {
-    const ingest = new Ingest({ uri, fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3 });
+    const ingest = new Ingest({ uri, session: 'credentials', fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3, env: guard });
     const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
     ingest.start();
     const { reason } = await exit;
@@ -276,7 +279,7 @@ test('credentials in the URI never reach the reason', async () => {
 
 test('ffprobe runs with the environment given, the egress guard included', async () => {
   const env = await new EgressPolicy(parseAllowance('false'), config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })).guardEnvironment();
-  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3, env });
+  const ingest = new Ingest({ uri: rtmp.url('tone'), session: 'refused', fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3, env });
   let info = false;
   ingest.on('info', () => (info = true));
   const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
@@ -292,42 +295,47 @@ function environmentOf(pid: number): Map<string, string> {
   return new Map(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
 }
 
-test('ffprobe and ffmpeg hold no credential of the service: PATH, the locale and the guard only', async () => {
+test('ffprobe and ffmpeg hold no credential of the service, nor the stream key: PATH, the locale and the guard only', async () => {
   const secrets = { NATS_URL: 'nats://svc:nats-secret@127.0.0.1:4222', CLICKHOUSE_PASSWORD: 'clickhouse-secret', AUTH_TOKENS: 'token-secret' };
   const saved = Object.fromEntries(Object.keys(secrets).map((name) => [name, process.env[name]]));
   Object.assign(process.env, secrets);
   const env = await new EgressPolicy(parseAllowance('true'), config.egressGuardLibrary, streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs })).guardEnvironment();
   const allowed = new Set(['PATH', 'LANG', 'LC_ALL', 'TZ', ...Object.keys(env)]);
-  const assertClean = (pid: number, program: string) => {
+  // Read once the decoder is past main(), where the guard has wiped the stream URI's variable.
+  const assertClean = (pid: number, program: string, key: string) => {
     const seen = environmentOf(pid);
     for (const name of seen.keys()) assert.ok(allowed.has(name), `${program} has ${name}`);
     for (const value of seen.values()) assert.not.match(value, /secret/, program);
     assert.is(seen.get('LD_PRELOAD'), env.LD_PRELOAD, `${program} keeps the egress guard`);
+    assert.not.ok(readFileSync(`/proc/${pid}/environ`, 'utf8').includes(key), `${program}'s environment memory holds no stream key`);
+    assert.not.ok(readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(key), `${program}'s command line holds no stream key`);
   };
   // A server that accepts and never answers keeps ffprobe waiting in its handshake.
   const sockets: Socket[] = [];
   const silent = createServer((socket) => sockets.push(socket));
   const port = await freePort();
   await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve));
-  const probing = new Ingest({ uri: `rtmp://127.0.0.1:${port}/live/silent`, fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, env });
-  const pulling = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, env });
+  const probing = new Ingest({ uri: `rtmp://127.0.0.1:${port}/live/silent-secret`, session: 'probing', fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, env });
+  const pulling = new Ingest({ uri: rtmp.url('tone'), session: 'pulling', fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, env });
   try {
     probing.start();
     let ffprobe: number | undefined;
-    for (let tries = 0; !ffprobe && tries < 50; tries++) {
+    // Connected to the server: ffprobe's main() has run.
+    for (let tries = 0; !(ffprobe && sockets.length > 0) && tries < 50; tries++) {
       await sleep(100);
       ffprobe = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).split('\n')
-        .filter((line) => line.includes('ffprobe') && line.includes(`127.0.0.1:${port}/live/silent`))
+        .filter((line) => line.includes('ffprobe') && line.includes(' -i emo-stream:probing:'))
         .map((line) => Number(line.trim().split(/\s+/)[0]))[0];
     }
     assert.ok(ffprobe, 'ffprobe is running');
-    assertClean(ffprobe, 'ffprobe');
+    assert.ok(sockets.length > 0, 'ffprobe connected');
+    assertClean(ffprobe, 'ffprobe', 'silent-secret');
 
     const firstFrame = new Promise((resolve) => pulling.once('frame', resolve));
     pulling.start();
     await firstFrame;
     assert.ok(pulling.pid, 'ffmpeg is running');
-    assertClean(pulling.pid, 'ffmpeg');
+    assertClean(pulling.pid, 'ffmpeg', '/live/tone');
   } finally {
     await Promise.all([probing.stop(), pulling.stop()]);
     for (const socket of sockets) socket.destroy();
@@ -340,7 +348,7 @@ test('ffprobe and ffmpeg hold no credential of the service: PATH, the locale and
 });
 
 test('stop() ends ffmpeg and leaves no process', async () => {
-  const ingest = new Ingest({ uri: rtmp.url('tone'), fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5 });
+  const ingest = new Ingest({ uri: rtmp.url('tone'), session: 'stopped', fps: FPS, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, env: guard });
   const firstFrame = new Promise((resolve) => ingest.once('frame', resolve));
   ingest.start();
   try {

@@ -17,6 +17,7 @@ import { createLog } from '../../bus/log.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
+import { guardAllowingAll } from '../support/decoder-guard.ts';
 import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
@@ -266,10 +267,12 @@ let rtmp: RtmpServer;
 let publisher: Publisher;
 let services: Services;
 let decoders: DecoderSpawner;
+let guard: Record<string, string>;
 
 test.before(async () => {
   process.on('uncaughtException', recordEscape);
   process.on('unhandledRejection', recordEscape);
+  guard = await guardAllowingAll(config.egressGuardLibrary);
   decoders = await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log: createLog({ ...config, logLevel: 'silent' }) });
   const [small, hd, uhd, fourThree] = await Promise.all([
     makeClip(clip(640, 360), clipsDir),
@@ -308,7 +311,7 @@ interface Run {
 
 /** One ingest of `uri` until it ends, or `seconds` have passed (then stopped). */
 async function pull(uri: string, seconds: number): Promise<Run> {
-  const ingest = new Ingest({ uri, fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3 });
+  const ingest = new Ingest({ uri, session: 'peer', fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3, env: guard });
   const run: Omit<Run, 'exit'> = { info: undefined, frames: [] };
   ingest.on('info', (info) => (run.info = info));
   ingest.on('frame', ({ width, height }) => run.frames.push({ width, height }));

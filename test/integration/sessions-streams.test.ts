@@ -1,6 +1,5 @@
 // Sessions on real streams: local RTMP, RTMPS and RTSP servers, real ffmpeg, real hosts.
 import { createLog } from '../../bus/log.ts';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { test } from '../support/uvu.ts';
@@ -12,6 +11,8 @@ import { connectBus } from '../../bus/connection.ts';
 import { subjects } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
+import { guardAllowingAll } from '../support/decoder-guard.ts';
+import { pullersOf } from '../support/pullers.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
@@ -30,6 +31,7 @@ let rtmp: RtmpServer;
 let rtsp: RtspServer;
 let nc: NatsConnection;
 let decoders: DecoderSpawner;
+let guard: Record<string, string>;
 const publishers: Publisher[] = [];
 
 const clip = (width: number, height: number, container: 'flv' | 'mkv'): Promise<string> => {
@@ -45,14 +47,6 @@ const clip = (width: number, height: number, container: 'flv' | 'mkv'): Promise<
   return makeClip(spec, clipsDir);
 };
 
-/** ffmpeg processes pulling the given URI into the analysis sockets (not the test's publishers). */
-function pullers(uri: string): number[] {
-  const table = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  return table
-    .split('\n')
-    .filter((line) => line.includes(` -i ${uri} `) && line.includes(' unix:'))
-    .map((line) => Number.parseInt(line.trim(), 10));
-}
 
 async function createSession(streamUri: string) {
   const created = await services.api('POST', '/v1/sessions', { body: { name: streamUri, streamUri } });
@@ -77,6 +71,7 @@ test.before(async () => {
     },
   });
   nc = await connectBus('sessions-streams test', config.natsUrl, log);
+  guard = await guardAllowingAll(config.egressGuardLibrary);
   decoders = await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log: createLog({ ...config, logLevel: 'silent' }) });
 });
 
@@ -96,19 +91,19 @@ for (const protocol of ['rtmp', 'rtmps', 'rtsp'] as const) {
     const working = await services.waitForSession(id, (s) => s.meta.workerState === 'working' && s.meta.mediaSeconds > 1);
     assert.is(working.state, 'active');
     assert.is(working.sources[0].device, protocol);
-    assert.ok(pullers(uri).length >= 1, 'an ffmpeg pulls the stream');
+    assert.ok(pullersOf(id).length >= 1, 'an ffmpeg pulls the stream');
     const stopped = await services.api('POST', `/v1/sessions/${id}/stop`);
     assert.is(stopped.status, 200);
     assert.is(stopped.body.state, 'finished');
     // A wait long enough to tell an ffmpeg left running from a slow machine, not a bound on speed.
-    await waitUntil('ffmpeg to exit', async () => pullers(uri).length === 0, 30_000);
+    await waitUntil('ffmpeg to exit', async () => pullersOf(id).length === 0, 30_000);
   });
 }
 
 test('an rtmps server whose certificate is not trusted is refused, and accepted with its CA', async () => {
   const pull = (tls: { verify: boolean; caFile?: string }) =>
     new Promise<{ info: boolean; exit: IngestExit }>((resolve) => {
-      const ingest = new Ingest({ uri: rtmp.secureUrl('hd'), fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, tls });
+      const ingest = new Ingest({ uri: rtmp.secureUrl('hd'), session: 'rtmps', fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, tls, env: guard });
       let info = false;
       ingest.on('info', () => {
         info = true;
@@ -155,7 +150,7 @@ test('killing ffmpeg makes the worker reconnect: reconnecting, then working agai
   const sub = nc.subscribe(subjects.workerState(id), {
     callback: (_err, msg) => void states.push(msg.json<{ state: string }>().state),
   });
-  const [pid] = pullers(uri);
+  const [pid] = pullersOf(id).map((puller) => puller.pid);
   assert.ok(pid, 'found the session ffmpeg');
   process.kill(pid as number, 'SIGKILL');
   await waitUntil('reconnecting then working', async () => {
@@ -164,7 +159,7 @@ test('killing ffmpeg makes the worker reconnect: reconnecting, then working agai
   }, 20_000);
   const session = await services.waitForSession(id, (s) => s.meta.workerState === 'working');
   assert.is(session.state, 'active');
-  assert.ok(pullers(uri).some((other) => other !== pid), 'a new ffmpeg pulls the stream');
+  assert.ok(pullersOf(id).some((other) => other.pid !== pid), 'a new ffmpeg pulls the stream');
   await services.api('POST', `/v1/sessions/${id}/stop`);
   await waitUntil('the final state to be announced live', async () => states.at(-1) === 'stopped', 5000);
   sub.unsubscribe();

@@ -60,18 +60,18 @@ const serviceEnv = () => ({ CLICKHOUSE_URL: clickhouseServer.url, HEARTBEAT_SECO
  * on, the owner does not change again, and once the session stops every second of it has one
  * row. Returns how long the stalled host took to stop its ffmpeg.
  */
-async function assertFenced(id: string, uri: string, stale: Service, owner: Service): Promise<number> {
+async function assertFenced(id: string, stale: Service, owner: Service): Promise<number> {
   const backAt = Date.now();
-  await waitUntil('the stalled host to stop its ffmpeg', async () => pullersUnder(uri, stale.pid).length === 0, 10_000);
+  await waitUntil('the stalled host to stop its ffmpeg', async () => pullersUnder(id, stale.pid).length === 0, 10_000);
   const stoppedAfterMs = Date.now() - backAt;
-  assert.is(pullersUnder(uri, owner.pid).length, 1, 'the new owner pulls on');
+  assert.is(pullersUnder(id, owner.pid).length, 1, 'the new owner pulls on');
   // The session stays with the new owner: watched for the rest of the run.
   const owners = new Set<string | undefined>();
   for (let i = 0; i < 16; i++) {
     const now = (await records.fresh(id))!.record;
     owners.add(now.owner);
     assert.is(now.epoch, 1, 'no further takeover');
-    assert.is(pullersUnder(uri, stale.pid).length, 0, 'the stalled host pulls no more');
+    assert.is(pullersUnder(id, stale.pid).length, 0, 'the stalled host pulls no more');
     await sleep(250);
   }
   assert.equal([...owners], [hostId(owner)], 'the owner never flips back');
@@ -121,7 +121,7 @@ test('a host paused past the takeover comes back fenced: one ffmpeg, one row a s
   assert.is(created.status, 201);
   const id = created.body._id as string;
   await services.waitForSession(id, (s) => s.meta.workerState === 'working' && s.meta.mediaSeconds >= 3);
-  const owner = services.hosts.find((host) => pullersUnder(uri, host.pid).length > 0);
+  const owner = services.hosts.find((host) => pullersUnder(id, host.pid).length > 0);
   const survivor = services.hosts.find((host) => host !== owner);
   assert.ok(owner && survivor, 'one host pulls the stream');
   assert.is((await records.fresh(id))?.record.owner, hostId(owner!));
@@ -130,14 +130,14 @@ test('a host paused past the takeover comes back fenced: one ffmpeg, one row a s
   stopped = owner;
   await waitUntil('the other host to take over', async () => (await records.fresh(id))?.record.owner === hostId(survivor!), 60_000);
   assert.is((await records.fresh(id))?.record.epoch, 1, 'the takeover began a new epoch');
-  await waitUntil('the new owner to pull', async () => pullersUnder(uri, survivor!.pid).length === 1, 60_000);
+  await waitUntil('the new owner to pull', async () => pullersUnder(id, survivor!.pid).length === 1, 60_000);
   await services.waitForSession(id, (s) => s.meta.workerState === 'working', 60_000);
   await sleep(2000);
-  assert.is(pullersUnder(uri, owner!.pid).length, 1, 'the paused host still has its ffmpeg: two pull the stream');
+  assert.is(pullersUnder(id, owner!.pid).length, 1, 'the paused host still has its ffmpeg: two pull the stream');
 
   process.kill(owner!.pid, 'SIGCONT');
   stopped = undefined;
-  const stoppedAfterMs = await assertFenced(id, uri, owner!, survivor!);
+  const stoppedAfterMs = await assertFenced(id, owner!, survivor!);
   console.log(`paused host: ffmpeg stopped ${stoppedAfterMs} ms after it ran again`);
 });
 
@@ -162,14 +162,14 @@ test('a host cut off from NATS past the takeover, analysing on, comes back fence
   await proxy.cut();
   await waitUntil('the other host to take over', async () => (await records.fresh(id))?.record.owner === hostId(other), 60_000);
   assert.is((await records.fresh(id))?.record.epoch, 1, 'the takeover began a new epoch');
-  await waitUntil('the new owner to pull', async () => pullersUnder(uri, other.pid).length === 1, 60_000);
+  await waitUntil('the new owner to pull', async () => pullersUnder(id, other.pid).length === 1, 60_000);
   await services.waitForSession(id, (s) => s.meta.workerState === 'working', 60_000);
   // The cut-off host, unaware, analyses on: rows of the new owner's seconds, waiting in it.
   await sleep(3000);
-  assert.is(pullersUnder(uri, cutHost.pid).length, 1, 'the cut-off host still pulls: two pull the stream');
+  assert.is(pullersUnder(id, cutHost.pid).length, 1, 'the cut-off host still pulls: two pull the stream');
 
   await proxy.restore();
-  const stoppedAfterMs = await assertFenced(id, uri, cutHost, other);
+  const stoppedAfterMs = await assertFenced(id, cutHost, other);
   console.log(`cut-off host: ffmpeg stopped ${stoppedAfterMs} ms after NATS was back`);
   assert.ok((await fencedRows()) > fencedBefore, 'the fence refused the stale owner\'s rows');
 });

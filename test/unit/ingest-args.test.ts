@@ -42,21 +42,21 @@ function inputArgs(args: string[]): string[] {
 
 test('the protocol whitelist allows only what rtmp, rtmps and rtsp need, on the input', () => {
   for (const uri of ['rtmp://h/live/a', 'rtmps://h/live/a', 'rtsp://h/cam']) {
-    const args = buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 10 });
+    const args = buildIngestArgs({ session: 's', outputs, uri, fps: 4, timeoutSeconds: 10 });
     const whitelist = valueAfter(inputArgs(args), '-protocol_whitelist')?.split(',') ?? [];
     assert.equal(whitelist.sort(), ['rtmp', 'rtmps', 'rtp', 'rtsp', 'tcp', 'tls', 'udp']);
     for (const forbidden of ['file', 'http', 'https', 'concat', 'pipe', 'data', 'subfile', 'crypto']) {
       assert.not.ok(whitelist.includes(forbidden), forbidden);
     }
     assert.is(args.filter((a) => a === '-protocol_whitelist').length, 1);
-    assert.is(args[args.indexOf('-i') + 1], uri);
+    assert.is(args[args.indexOf('-i') + 1], `emo-stream:s:${uri.slice(0, uri.indexOf('/', uri.indexOf('//') + 2))}`);
     assert.ok(inputArgs(args).includes('-nostdin'));
   }
   assert.equal([...INPUT_PROTOCOLS].sort(), ['rtmp', 'rtmps', 'rtp', 'rtsp', 'tcp', 'tls', 'udp']);
 });
 
 test('ffmpeg enforces the whitelist on the input', async () => {
-  const args = buildIngestArgs({ outputs, uri: 'rtmp://127.0.0.1:1/live/a', fps: 4, timeoutSeconds: 1 });
+  const args = buildIngestArgs({ session: 's', outputs, uri: 'rtmp://127.0.0.1:1/live/a', fps: 4, timeoutSeconds: 1 });
   await Promise.all(['/dev/zero', 'file:/dev/zero', 'http://127.0.0.1:1/a.flv', 'concat:/dev/zero'].map(async (forbidden) => {
     const swapped = args.map((a, i) => (i === args.indexOf('-i') + 1 ? forbidden : a));
     const result = await run(config.ffmpegPath, swapped).then(() => 'ran', (error: { stderr: string }) => error.stderr);
@@ -66,7 +66,7 @@ test('ffmpeg enforces the whitelist on the input', async () => {
 
 test('the format and decoder whitelists: FLV and RTSP, the codecs of live encoders and IP cameras', () => {
   for (const uri of ['rtmp://h/live/a', 'rtsp://h/cam']) {
-    const args = inputArgs(buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 10 }));
+    const args = inputArgs(buildIngestArgs({ session: 's', outputs, uri, fps: 4, timeoutSeconds: 10 }));
     assert.equal(valueAfter(args, '-format_whitelist')?.split(','), [...INPUT_FORMATS]);
     assert.equal(valueAfter(args, '-codec_whitelist')?.split(','), [...INPUT_DECODERS]);
   }
@@ -91,8 +91,8 @@ test('ffmpeg and ffprobe open only whitelisted formats and decoders', async () =
     const h264 = clip('h264.flv', ['-c:v', 'libx264', '-f', 'flv']);
     const sorenson = clip('sorenson.flv', ['-c:v', 'flv1', '-f', 'flv']);
     const mpegts = clip('h264.ts', ['-c:v', 'libx264', '-f', 'mpegts']);
-    const ffmpeg = (file: string) => outcome(config.ffmpegPath, [...opening(buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 5 }), file), '-f', 'null', '-']);
-    const ffprobe = (file: string) => outcome(ffprobePath(config.ffmpegPath), opening(buildProbeArgs({ uri, timeoutSeconds: 5 }), file));
+    const ffmpeg = (file: string) => outcome(config.ffmpegPath, [...opening(buildIngestArgs({ session: 's', outputs, uri, fps: 4, timeoutSeconds: 5 }), file), '-f', 'null', '-']);
+    const ffprobe = (file: string) => outcome(ffprobePath(config.ffmpegPath), opening(buildProbeArgs({ session: 's', uri, timeoutSeconds: 5 }), file));
     for (const open of [ffmpeg, ffprobe]) {
       assert.is(await open(h264), 'ran');
       assert.match(await open(sorenson), /Codec \(flv\) not on whitelist/);
@@ -105,13 +105,13 @@ test('ffmpeg and ffprobe open only whitelisted formats and decoders', async () =
 
 test('timeouts: -rw_timeout for rtmp(s), -timeout with tcp transport for rtsp, in microseconds', () => {
   for (const uri of ['rtmp://h/live/a', 'rtmps://h/live/a']) {
-    const args = inputArgs(buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 7.5 }));
+    const args = inputArgs(buildIngestArgs({ session: 's', outputs, uri, fps: 4, timeoutSeconds: 7.5 }));
     assert.is(valueAfter(args, '-rw_timeout'), '7500000');
     // For rtmp, -timeout would make ffmpeg listen for a publisher instead of connecting.
     assert.not.ok(args.includes('-timeout'));
     assert.not.ok(args.includes('-rtsp_transport'));
   }
-  const rtsp = inputArgs(buildIngestArgs({ outputs, uri: 'rtsp://h/cam', fps: 4, timeoutSeconds: 7.5 }));
+  const rtsp = inputArgs(buildIngestArgs({ session: 's', outputs, uri: 'rtsp://h/cam', fps: 4, timeoutSeconds: 7.5 }));
   assert.is(valueAfter(rtsp, '-timeout'), '7500000');
   assert.is(valueAfter(rtsp, '-rtsp_transport'), 'tcp');
   assert.not.ok(rtsp.includes('-rw_timeout'));
@@ -122,16 +122,27 @@ test('ffprobe opens the stream with the same whitelists, bounds, timeouts and TL
     ['-protocol_whitelist', '-format_whitelist', '-codec_whitelist', '-max_pixels', '-probesize', '-analyzeduration', '-rw_timeout', '-timeout', '-rtsp_transport', '-tls_verify', '-ca_file'].map((flag) => valueAfter(args, flag));
   const tls = { verify: true, caFile: '/ca.pem' };
   for (const uri of ['rtmp://h/live/a', 'rtmps://h/live/a', 'rtsp://h/cam']) {
-    const probe = buildProbeArgs({ uri, timeoutSeconds: 7.5, tls });
-    assert.equal(opening(inputArgs(probe)), opening(inputArgs(buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 7.5, tls }))), uri);
-    assert.is(probe[probe.indexOf('-i') + 1], uri);
+    const probe = buildProbeArgs({ session: 's', uri, timeoutSeconds: 7.5, tls });
+    const args = buildIngestArgs({ session: 's', outputs, uri, fps: 4, timeoutSeconds: 7.5, tls });
+    assert.equal(opening(inputArgs(probe)), opening(inputArgs(args)), uri);
+    assert.is(probe[probe.indexOf('-i') + 1], args[args.indexOf('-i') + 1] ?? '');
     assert.is(valueAfter(probe, '-max_pixels'), String(MAX_PIXELS));
     // JSON on stdout, errors only on stderr, and no tags: they are the server's text.
     assert.is(valueAfter(probe, '-of'), 'json');
     assert.is(valueAfter(probe, '-loglevel'), 'error');
     assert.is(valueAfter(probe, '-show_entries'), 'stream=codec_type,width,height');
   }
-  assert.throws(() => buildProbeArgs({ uri: 'file:///etc/passwd', timeoutSeconds: 5 }), /unsupported stream scheme/);
+  assert.throws(() => buildProbeArgs({ session: 's', uri: 'file:///etc/passwd', timeoutSeconds: 5 }), /unsupported stream scheme/);
+});
+
+test('neither command line holds the URI: a placeholder names the session and the scheme, host and port', () => {
+  const uri = 'rtmp://user:pass-XYZ@h.example:1935/live/key-XYZ?token=token-XYZ';
+  for (const args of [buildIngestArgs({ session: 's1', outputs, uri, fps: 4, timeoutSeconds: 5 }), buildProbeArgs({ session: 's1', uri, timeoutSeconds: 5 })]) {
+    assert.is(args[args.indexOf('-i') + 1], 'emo-stream:s1:rtmp://h.example:1935');
+    assert.not.ok(args.some((arg) => arg.includes('XYZ')), args.join(' '));
+  }
+  // An error may be logged: it names the scheme, never the URI.
+  assert.throws(() => buildProbeArgs({ session: 's1', uri: 'http://h/live/key-XYZ', timeoutSeconds: 5 }), (error: Error) => /"http"/.test(error.message) && !error.message.includes('XYZ'));
 });
 
 test('ffprobe is found beside ffmpeg', () => {
@@ -142,7 +153,7 @@ test('ffprobe is found beside ffmpeg', () => {
 });
 
 test('outputs: 16 kHz mono s16le and PPM frames at the analysis rate to the given sockets, fps before scale', () => {
-  const args = buildIngestArgs({ outputs, uri: 'rtmp://h/live/a', fps: 4, timeoutSeconds: 10 });
+  const args = buildIngestArgs({ session: 's', outputs, uri: 'rtmp://h/live/a', fps: 4, timeoutSeconds: 10 });
   assert.is(AUDIO_OUTPUT, 'unix:/srv/run/decoders-1/1-audio.sock');
   const audio = args.slice(args.indexOf('-i') + 2, args.indexOf(AUDIO_OUTPUT) + 1);
   // Not optional: ffprobe found the stream, and one that is gone by now fails the run.
@@ -166,16 +177,16 @@ test('outputs: 16 kHz mono s16le and PPM frames at the analysis rate to the give
   assert.is(valueAfter(inputArgs(args), '-analyzeduration'), '3000000');
   assert.is(valueAfter(args, '-loglevel'), 'error');
 
-  const videoOnly = buildIngestArgs({ outputs: { video: VIDEO_OUTPUT }, uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10 });
+  const videoOnly = buildIngestArgs({ session: 's', outputs: { video: VIDEO_OUTPUT }, uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10 });
   assert.not.ok(videoOnly.includes('-ar'));
   assert.is(videoOnly[videoOnly.length - 1], VIDEO_OUTPUT);
-  const audioOnly = buildIngestArgs({ outputs: { audio: AUDIO_OUTPUT }, uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10 });
+  const audioOnly = buildIngestArgs({ session: 's', outputs: { audio: AUDIO_OUTPUT }, uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10 });
   assert.is(audioOnly[audioOnly.length - 1], AUDIO_OUTPUT);
   assert.not.ok(audioOnly.includes('-vf'));
 });
 
 test('video is decoded economically: no non-reference frames, no deblocking; audio untouched', () => {
-  const args = buildIngestArgs({ outputs, uri: 'rtmp://example.com/live/a', fps: 4, timeoutSeconds: 5 });
+  const args = buildIngestArgs({ session: 's', outputs, uri: 'rtmp://example.com/live/a', fps: 4, timeoutSeconds: 5 });
   const input = inputArgs(args);
   assert.is(valueAfter(input, '-skip_frame:v'), 'noref');
   assert.is(valueAfter(input, '-skip_loop_filter:v'), 'all');
@@ -184,12 +195,12 @@ test('video is decoded economically: no non-reference frames, no deblocking; aud
 
 test('rejects other schemes and nonsense options', () => {
   for (const uri of ['file:///etc/passwd', 'http://h/a.flv', '/tmp/a.flv', 'concat:a|b', 'pipe:0', 'RTMPT://h/a']) {
-    assert.throws(() => buildIngestArgs({ outputs, uri, fps: 4, timeoutSeconds: 10 }), /unsupported stream scheme/);
+    assert.throws(() => buildIngestArgs({ session: 's', outputs, uri, fps: 4, timeoutSeconds: 10 }), /unsupported stream scheme/);
   }
   assert.is(streamScheme('RTSP://h/cam'), 'rtsp');
-  assert.throws(() => buildIngestArgs({ outputs, uri: 'rtmp://h/a', fps: 0, timeoutSeconds: 10 }), /fps/);
-  assert.throws(() => buildIngestArgs({ outputs, uri: 'rtmp://h/a', fps: 4, timeoutSeconds: 0 }), /timeout/);
-  assert.throws(() => buildIngestArgs({ outputs: {}, uri: 'rtmp://h/a', fps: 4, timeoutSeconds: 1 }), /at least one/);
+  assert.throws(() => buildIngestArgs({ session: 's', outputs, uri: 'rtmp://h/a', fps: 0, timeoutSeconds: 10 }), /fps/);
+  assert.throws(() => buildIngestArgs({ session: 's', outputs, uri: 'rtmp://h/a', fps: 4, timeoutSeconds: 0 }), /timeout/);
+  assert.throws(() => buildIngestArgs({ session: 's', outputs: {}, uri: 'rtmp://h/a', fps: 4, timeoutSeconds: 1 }), /at least one/);
 });
 
 test('analysis size: longer side at most 640, aspect kept, even sides', () => {

@@ -2,7 +2,7 @@
 // stream server's text and the URI's credentials are never repeated.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { FailureReason } from '../../actors/ingest/failure-reason.ts';
+import { FailureReason, NO_STREAM_URI } from '../../actors/ingest/failure-reason.ts';
 
 function reasonOf(stderr: string, code: number | null = 1, signal: NodeJS.Signals | null = null): string {
   const reader = new FailureReason('ffmpeg');
@@ -63,6 +63,9 @@ Output #0, rawvideo, to 'pipe:4':
 rtmp://127.0.0.1:45559/live/x: Unknown error occurred
 `, 'server refused the stream'],
   ['Stream map \'0:a:0\' matches no streams.\nTo ignore this, add a trailing \'?\' to the map.\n', 'stream changed after probing'],
+  // No stream URI in the placeholder's place: the guard's refusal, and ffmpeg run without the guard.
+  ['egress guard: no stream URI handed over for emo-stream: (EMO_STREAM_URI missing)\n', NO_STREAM_URI],
+  ['emo-stream:s1:rtmp://127.0.0.1:1: Protocol not found\nDid you mean file:emo-stream:s1:rtmp://127.0.0.1:1?\n', NO_STREAM_URI],
 ];
 
 test('captured failures are named in our words', () => {

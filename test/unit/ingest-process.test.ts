@@ -6,11 +6,14 @@ import { readConfig } from '../../bus/config.ts';
 import { createLog } from '../../bus/log.ts';
 import { DecoderSpawner } from '../../actors/ingest/decoder-spawner.ts';
 import { Ingest, type IngestExit } from '../../actors/ingest/ingest.ts';
+import { guardAllowingAll } from '../support/decoder-guard.ts';
 
 const config = readConfig();
 let decoders: DecoderSpawner;
+let guard: Record<string, string>;
 
 test.before(async () => {
+  guard = await guardAllowingAll(config.egressGuardLibrary);
   decoders = await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log: createLog({ ...config, logLevel: 'silent' }) });
 });
 
@@ -20,15 +23,17 @@ test.after(async () => {
 
 test('rejects a URI it must not open, before starting anything', () => {
   for (const uri of ['file:///etc/passwd', 'http://127.0.0.1/a.flv', 'concat:a|b']) {
-    assert.throws(() => new Ingest({ uri, fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5 }), /scheme/);
+    assert.throws(() => new Ingest({ uri, fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, session: 's', env: guard }), /scheme/);
   }
-  assert.throws(() => new Ingest({ uri: 'rtmp://h/a', fps: 0, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5 }), /fps/);
+  assert.throws(() => new Ingest({ uri: 'rtmp://h/a', fps: 0, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, session: 's', env: guard }), /fps/);
   // ffprobe is taken from beside ffmpeg: a path that does not name ffmpeg says where it is not.
-  assert.throws(() => new Ingest({ uri: 'rtmp://h/a', fps: 4, ffmpegPath: '/opt/avconv', decoders, timeoutSeconds: 5 }), /ffprobe/);
+  assert.throws(() => new Ingest({ uri: 'rtmp://h/a', fps: 4, ffmpegPath: '/opt/avconv', decoders, timeoutSeconds: 5, session: 's', env: guard }), /ffprobe/);
+  // Without the egress guard the decoders would get no stream URI.
+  assert.throws(() => new Ingest({ uri: 'rtmp://h/a', fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, session: 's', env: {} }), /egress guard/);
 });
 
 test('missing binaries end with a reason, not a crash', async () => {
-  const ingest = new Ingest({ uri: 'rtmp://127.0.0.1:1/live/a', fps: 4, ffmpegPath: '/nonexistent/ffmpeg', decoders, timeoutSeconds: 5 });
+  const ingest = new Ingest({ uri: 'rtmp://127.0.0.1:1/live/a', fps: 4, ffmpegPath: '/nonexistent/ffmpeg', decoders, timeoutSeconds: 5, session: 's', env: guard });
   const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
   ingest.start();
   const result = await exit;
@@ -38,7 +43,7 @@ test('missing binaries end with a reason, not a crash', async () => {
 });
 
 test('stop() before start() ends at once, and start() is then refused', async () => {
-  const ingest = new Ingest({ uri: 'rtsp://127.0.0.1:1/cam', fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5 });
+  const ingest = new Ingest({ uri: 'rtsp://127.0.0.1:1/cam', fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, session: 's', env: guard });
   const exits: IngestExit[] = [];
   ingest.on('exit', (exit) => exits.push(exit));
   await ingest.stop();

@@ -32,7 +32,7 @@ function resolutionChangingFile(dir: string): string {
 
 /** The ingest's own arguments, reading a local file instead of a network stream. */
 function argsFor(file: string): string[] {
-  const args = buildIngestArgs({ uri: 'rtmp://127.0.0.1/live/x', fps: FPS, timeoutSeconds: 5, outputs: { video: 'pipe:1' } });
+  const args = buildIngestArgs({ uri: 'rtmp://127.0.0.1/live/x', session: 's', fps: FPS, timeoutSeconds: 5, outputs: { video: 'pipe:1' } });
   const input = args.indexOf('-i');
   args[input + 1] = file;
   // A file, in MPEG-TS: neither its protocol nor its format is one a stream may use.

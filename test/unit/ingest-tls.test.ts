@@ -2,7 +2,7 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { buildIngestArgs, buildProbeArgs } from '../../actors/ingest/ffmpeg-args.ts';
 
-const base = { fps: 4, timeoutSeconds: 5, outputs: { audio: 'unix:/run/a.sock' } };
+const base = { session: 's', fps: 4, timeoutSeconds: 5, outputs: { audio: 'unix:/run/a.sock' } };
 const inputOptions = (args: string[]) => args.slice(0, args.indexOf('-i'));
 
 test('rtmps verifies the server certificate against the given CA file', () => {
@@ -19,9 +19,9 @@ test('rtmps verifies against the system CAs when no file is given, and can be to
 });
 
 test('ffprobe, which opens the stream first, checks the certificate the same way', () => {
-  const args = inputOptions(buildProbeArgs({ uri: 'rtmps://h/live/x', timeoutSeconds: 5, tls: { verify: true, caFile: '/ca.pem' } }));
+  const args = inputOptions(buildProbeArgs({ session: 's', uri: 'rtmps://h/live/x', timeoutSeconds: 5, tls: { verify: true, caFile: '/ca.pem' } }));
   assert.equal(args.slice(args.indexOf('-tls_verify'), args.indexOf('-tls_verify') + 4), ['-tls_verify', '1', '-ca_file', '/ca.pem']);
-  const off = inputOptions(buildProbeArgs({ uri: 'rtmps://h/live/x', timeoutSeconds: 5, tls: { verify: false } }));
+  const off = inputOptions(buildProbeArgs({ session: 's', uri: 'rtmps://h/live/x', timeoutSeconds: 5, tls: { verify: false } }));
   assert.equal(off.slice(off.indexOf('-tls_verify'), off.indexOf('-tls_verify') + 2), ['-tls_verify', '0']);
 });
 
