@@ -344,14 +344,14 @@ test('kill -9 of the actor host owning a session: the other host analyses it aga
   const [target, spared] = sessions;
   const owner = target!.host;
   const survivor = spared!.host;
-  assert.ok(pullersOf(target!.uri).some((puller) => puller.host === owner.current()!.pid), `${owner.id} pulls the stream of the session it owns`);
+  assert.ok(pullersOf(target!.id).some((puller) => puller.host === owner.current()!.pid), `${owner.id} pulls the stream of the session it owns`);
   const before = await session(target!.id);
   let failoverMs = 0;
   await whileReading('actor host lost', async () => {
     await owner.kill();
     const killedAt = Date.now();
     takenOver.add(target!.id);
-    await waitUntil('takeover', async () => pullersOf(target!.uri).some((puller) => puller.host === survivor.current()!.pid), 15_000);
+    await waitUntil('takeover', async () => pullersOf(target!.id).some((puller) => puller.host === survivor.current()!.pid), 15_000);
     await analysedAgain(killedAt, 15_000 - (Date.now() - killedAt));
     kills.push({ what: owner.id, at: killedAt, recovered: Date.now() });
     failoverMs = Date.now() - killedAt;
