@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { readConfig } from '../../bus/config.ts';
 import { startServiceStack } from '../support/service-stack.ts';
-import { churn, deleteFlood, printReport } from './abuse.ts';
+import { churn, deleteFlood, fanOut, largeRecords, printReport, renameFlood } from './abuse.ts';
 import { checkRestCase, restCase } from './rest.ts';
 import { FUZZ_ENV, FuzzTarget } from './target.ts';
 import { checkWsCase, wsCase } from './ws.ts';
@@ -42,7 +42,7 @@ try {
   const restRuns = Math.ceil(runs * 0.7);
   await fc.assert(fc.asyncProperty(restCase(target), (c) => collect(() => checkRestCase(target, c))), { numRuns: restRuns, seed });
   await fc.assert(fc.asyncProperty(wsCase(target), (c) => collect(() => checkWsCase(target, c))), { numRuns: runs - restRuns, seed });
-  for (const run of [churn, deleteFlood]) {
+  for (const run of [churn, deleteFlood, largeRecords, renameFlood, fanOut]) {
     const report = await run(services);
     console.log(printReport(report));
     failures.push(...report.failures);
