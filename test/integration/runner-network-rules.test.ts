@@ -9,6 +9,7 @@ import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { removeFileRules, removeOrphanRules, ruleTag, taggedRules } from '../../ops/testing/network-rules.ts';
+import { ChildCpu } from '../../ops/testing/child-cpu.ts';
 import { runFile } from '../../ops/testing/run-file.ts';
 
 const config = readConfig();
@@ -22,7 +23,7 @@ const addRule = (port: number, tag: string) =>
 test('a file killed at its time limit leaves no rule behind', async () => {
   const port = await freePort();
   const file = 'support/runner-fixtures/cut-off-and-hang.ts';
-  const run = runFile({ projectRoot: config.projectRoot, file, env: { ...process.env, CUT_OFF_PORT: String(port) }, limitMs: 15_000, logDir });
+  const run = runFile({ projectRoot: config.projectRoot, file, env: { ...process.env, CUT_OFF_PORT: String(port) }, limitMs: 15_000, logDir, childCpu: new ChildCpu() });
   await waitUntil('the file to cut off its port', async () => rulesOn(port).length === 1, 14_000);
   assert.is(rulesOn(port)[0]!.tag, ruleTag(process.pid, file), 'tagged with the run and the file');
   const outcome = await run;

@@ -5,6 +5,7 @@ import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { reportRun } from '../../ops/testing/report.ts';
+import { ChildCpu } from '../../ops/testing/child-cpu.ts';
 import { runFile, type FileOutcome } from '../../ops/testing/run-file.ts';
 
 const config = readConfig();
@@ -28,8 +29,11 @@ test("a file's skipped test is counted, and the closing line says so", async () 
     env: process.env,
     limitMs: 60_000,
     logDir: join(config.varDir, 'test', `runner-totals-${process.pid}`),
+    childCpu: new ChildCpu(),
   });
   assert.equal([outcome.passed, outcome.failed, outcome.skipped], [1, 0, 1], outcome.output);
+  // Its process, node with tsx compiling the file, costs a good part of a CPU second.
+  assert.ok(outcome.cpuSeconds >= 0.1 && outcome.cpuSeconds < 60, `the file's CPU counted: ${outcome.cpuSeconds} s`);
   assert.is(closingLine([outcome, { ...outcome, file: 'other', skipped: 0 }]), '2 passed, 0 failed, 1 skipped');
   assert.is(closingLine([{ ...outcome, skipped: 0 }]), '1 passed, 0 failed');
 });
