@@ -1,142 +1,270 @@
-// The production ClickHouse cluster files (ops/production/clickhouse/) checked by their own
-// servers: zoo.cfg starts a three-member ZooKeeper ensemble that elects a leader, and two
-// clickhouse-servers with every config.d file, users.d and one node's macros each start, show
-// the cluster of 2 shards x 2 replicas, reach that ensemble and answer a distributed query with
-// the users and passwords shipped. Only what cannot be used on this machine is changed: host
-// names (to loopback), ports (free ones) and the data folder.
+// The production ClickHouse cluster files (ops/production/clickhouse/) run as shipped, on this
+// machine's loopback (test/support/production-clickhouse.ts changes only host names, ports and
+// data folders): zoo.cfg's three-member ZooKeeper ensemble, and all four nodes (2 shards x 2
+// replicas) on every config.d file, users.d and each one's macros. A storage service, connected
+// as the shipped `emo` user, migrates the schema (replicated local tables and Distributed tables
+// ON CLUSTER, through the shipped DDL queue), stores rows published on ROWS on both replicas of
+// their shard, kills an abandoned read, and purges deleted sessions with mutations that reach
+// every replica. `analyst` reads and writes nothing; the nodes ask each other as `cluster`.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { readConfig } from '../../bus/config.ts';
-import { startClickHouse } from '../../ops/stack/clickhouse.ts';
+import { connectBus } from '../../bus/connection.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import { newSessionId } from '../../bus/ids.ts';
+import { createLog } from '../../bus/log.ts';
+import { call } from '../../bus/rpc.ts';
+import { SessionRecords } from '../../bus/session-records.ts';
+import { consumers, streams, subjects, tenantOf } from '../../bus/subjects.ts';
+import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import type { Service } from '../../ops/stack/process.ts';
-import { ask, startZooKeeper } from '../../ops/stack/zookeeper.ts';
-import { connectClickHouse, queryRows } from '../../storage/clickhouse.ts';
+import { waitUntil, type Service } from '../../ops/stack/process.ts';
+import { launchService } from '../../ops/stack/service-process.ts';
+import { ask } from '../../ops/stack/zookeeper.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { MIGRATIONS } from '../../storage/migrations.ts';
+import { readsUntil } from '../../storage/read-deadline.ts';
+import { Shards } from '../../storage/shards.ts';
+import { literal, sql } from '../../storage/sql.ts';
+import { PASSWORDS, runAs, startProductionNodes, startProductionZooKeeper, type ProductionNode } from '../support/production-clickhouse.ts';
 
 const config = readConfig();
-const production = join(config.projectRoot, 'ops', 'production', 'clickhouse');
+const log = createLog({ logLevel: 'silent', hostId: 'clickhouse-production-config' });
 const dir = join(config.varDir, 'test', `clickhouse-production-${process.pid}`);
+const DATABASE = 'emotions';
+const CLUSTER = 'emo';
+const SECONDS = 20;
+const OWNER = { product: 'tests', user: 'production-config' };
 
 const running: Service[] = [];
 const zookeeperPorts: number[] = [];
-let ok = false;
+let nodes: ProductionNode[] = [];
+let nc: NatsConnection | undefined;
+let js: JetStreamClient;
+let jsm: JetStreamManager;
+let records: SessionRecords | undefined;
+let emo: ClickHouseClient | undefined;
+// A session on each shard, its record in the sessions bucket and its rows stored.
+const sessions = new Map<number, SessionRecord>();
+let failed = false;
 
 test.after(async () => {
-  await Promise.all(running.map((service) => service.stop()));
-  if (ok) rmSync(dir, { recursive: true, force: true });
+  records?.close();
+  await nc?.close();
+  await emo?.close();
+  // The storage service first: it would log every node it lost.
+  for (const each of running.reverse()) await each.stop();
+  if (!failed) rmSync(dir, { recursive: true, force: true });
 });
 
-test('zoo.cfg makes a three-member ensemble', async () => {
-  const original = readFileSync(join(production, 'zoo.cfg'), 'utf8');
-  const ports = await Promise.all([1, 2, 3].map(async () => ({ client: await freePort(), quorum: await freePort(), election: await freePort() })));
-  const members = ports.map((port, i) => {
-    const data = join(dir, `zookeeper-${i + 1}`, 'data');
-    mkdirSync(data, { recursive: true });
-    writeFileSync(join(data, 'myid'), `${i + 1}\n`);
-    let text = original
-      .replace(/^dataDir=.*$/m, `dataDir=${data}`)
-      .replace(/^clientPort=.*$/m, `clientPort=${port.client}\nclientPortAddress=127.0.0.1`);
-    ports.forEach((peer, n) => {
-      text = text.replace(new RegExp(`^server\\.${n + 1}=zk-${n + 1}\\.internal:2888:3888$`, 'm'), `server.${n + 1}=127.0.0.1:${peer.quorum}:${peer.election}`);
-    });
-    assert.not.match(text, /\.internal/, 'every host replaced');
-    return { dir: join(dir, `zookeeper-${i + 1}`), port: port.client, config: text };
-  });
-  running.push(...(await Promise.all(members.map((member) => startZooKeeper(member)))));
+// Each step needs the ones before; a failed one keeps the servers' folders to read.
+const step = (name: string, run: () => Promise<void>) =>
+  test(name, () => run().catch((error: unknown) => {
+    failed = true;
+    throw error;
+  }));
+
+const service = { username: 'emo', password: PASSWORDS.CLICKHOUSE_SERVICE_PASSWORD };
+/** One node's own tables, as `emo`. */
+const onNode = async <T>(node: ProductionNode, query: string): Promise<T[]> => {
+  const direct = connectClickHouse({ url: node.url, ...service }, null);
+  try {
+    return await queryRows<T>(direct, query);
+  } finally {
+    await direct.close();
+  }
+};
+const count = async (node: ProductionNode, query: string) => Number((await onNode<{ n: number }>(node, query))[0]?.n);
+/** A node's logged queries that match: none before its first, when it has no query_log yet. */
+const logged = async <T>(node: ProductionNode, columns: string, where: string): Promise<T[]> =>
+  (await count(node, "SELECT count() AS n FROM system.tables WHERE database = 'system' AND name = 'query_log'"))
+    ? onNode<T>(node, `SELECT ${columns} FROM system.query_log WHERE ${where}`)
+    : [];
+const analyst = (query: string) => runAs(nodes[0]!.url, 'analyst', PASSWORDS.CLICKHOUSE_ANALYST_PASSWORD, query);
+const flushLogs = () => Promise.all(nodes.map((node) => runAs(node.url, 'emo', PASSWORDS.CLICKHOUSE_SERVICE_PASSWORD, 'SYSTEM FLUSH LOGS')));
+
+step('zoo.cfg makes a three-member ensemble', async () => {
+  const members = await startProductionZooKeeper(dir);
+  running.push(...members);
   const modes = await Promise.all(members.map(async (member) => /Mode: (\w+)/.exec(await ask(member.port, 'srvr'))?.[1]));
   assert.equal(modes.sort(), ['follower', 'follower', 'leader']);
   zookeeperPorts.push(...members.map((member) => member.port));
 });
 
-// Two nodes of different shards (ch-1-1, ch-2-1), each with every config.d file, users.d and its
-// macros; the passwords in their environment as the systemd drop-in puts them there.
-const PASSWORDS = { CLICKHOUSE_SERVICE_PASSWORD: 'service-secret', CLICKHOUSE_ANALYST_PASSWORD: 'analyst-secret', CLICKHOUSE_CLUSTER_PASSWORD: 'cluster-secret' };
-const NODES = ['ch-1-1', 'ch-2-1'] as const;
-const nodes: { name: string; url: string }[] = [];
-
-test('clickhouse-server starts on the config.d files, users.d and a node macros, and shows the cluster', async () => {
+step('four clickhouse-servers start on the config.d files, users.d and their macros, and show the cluster', async () => {
   assert.is(zookeeperPorts.length, 3, 'the ensemble runs');
-  // Every replica's native port, the two that do not run too: their connections are refused.
-  const tcpPorts: Record<string, number> = {};
-  for (const name of ['ch-1-1', 'ch-1-2', 'ch-2-1', 'ch-2-2']) tcpPorts[name] = await freePort();
-  for (const name of NODES) {
-    const interserverPort = await freePort();
-    const localise = (text: string) => text
-      .replace(/<host>(ch-\d-\d)\.internal<\/host><port>9000<\/port>/g, (_, node: string) => `<host>127.0.0.1</host><port>${tcpPorts[node]}</port>`)
-      .replace(/<host>zk-(\d)\.internal<\/host><port>2181<\/port>/g, (_, n: string) => `<host>127.0.0.1</host><port>${zookeeperPorts[Number(n) - 1]}</port>`)
-      // Its own free port, on loopback only.
-      .replace('<listen_host>0.0.0.0</listen_host>', '<listen_host>127.0.0.1</listen_host>')
-      .replace('<interserver_http_port>9009</interserver_http_port>', `<interserver_http_port>${interserverPort}</interserver_http_port>`);
-    const files: Record<string, string> = {};
-    for (const file of readdirSync(join(production, 'config.d'))) files[file] = localise(readFileSync(join(production, 'config.d', file), 'utf8'));
-    files['macros.xml'] = readFileSync(join(production, 'macros', `${name}.xml`), 'utf8');
-    // Where the analysts' queries are logged: Debian's config.xml has it, the generated one not.
-    files['query-log.xml'] = '<yandex><query_log><database>system</database><table>query_log</table></query_log></yandex>';
-    assert.not.match(Object.values(files).join(''), /\.internal|>9009<|>9000</, 'every host and port replaced');
-    const users: Record<string, string> = {};
-    for (const file of readdirSync(join(production, 'users.d'))) users[file] = readFileSync(join(production, 'users.d', file), 'utf8');
-    const server = await startClickHouse({
-      dir: join(dir, name), httpPort: await freePort(), tcpPort: tcpPorts[name]!, configFiles: files, userFiles: users, env: { ...process.env, ...PASSWORDS },
-    });
-    running.push(server);
-    nodes.push({ name, url: server.url });
-  }
-  const client = connectClickHouse({ url: nodes[0]!.url, username: 'emo', password: PASSWORDS.CLICKHOUSE_SERVICE_PASSWORD }, null);
-  try {
-    const clusters = await queryRows<{ shard: number; replica: number }>(client,
+  nodes = await startProductionNodes(dir, zookeeperPorts);
+  running.push(...nodes.map((node) => node.server));
+  for (const node of nodes) {
+    const clusters = await onNode<{ shard: number; replica: number }>(node,
       `SELECT shard_num AS shard, replica_num AS replica FROM system.clusters WHERE cluster = 'emo' ORDER BY shard, replica`);
     assert.equal(clusters.map((row) => [Number(row.shard), Number(row.replica)]), [[1, 1], [1, 2], [2, 1], [2, 2]]);
-    const macros = await queryRows<{ macro: string; substitution: string }>(client, 'SELECT macro, substitution FROM system.macros ORDER BY macro');
-    assert.equal(macros.map((row) => `${row.macro}=${row.substitution}`), ['replica=ch-1-1', 'shard=1']);
-    const znodes = await queryRows<{ name: string }>(client, `SELECT name FROM system.zookeeper WHERE path = '/'`);
-    assert.ok(znodes.some((row) => row.name === 'zookeeper'), 'it reaches the ensemble');
-  } finally {
-    await client.close();
+    const macros = await onNode<{ macro: string; substitution: string }>(node, 'SELECT macro, substitution FROM system.macros ORDER BY macro');
+    assert.equal(macros.map((row) => `${row.macro}=${row.substitution}`), [`replica=${node.name}`, `shard=${node.shard}`]);
+    const znodes = await onNode<{ name: string }>(node, `SELECT name FROM system.zookeeper WHERE path = '/'`);
+    assert.ok(znodes.some((row) => row.name === 'zookeeper'), `${node.name} reaches the ensemble`);
   }
 });
 
-/** One statement over HTTP as a user, with no setting of its own (an analyst may change none). */
-async function run(url: string, user: string, password: string, query: string): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${url}/?${new URLSearchParams({ user, password })}`, { method: 'POST', body: query });
-  return { status: response.status, text: (await response.text()).trim() };
-}
+step('a storage service as `emo` migrates: replicated local tables and Distributed tables on every node, ON CLUSTER through the shipped queue', async () => {
+  assert.is(nodes.length, 4, 'the four nodes run');
+  const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort() });
+  running.push(nats);
+  nc = await connectBus('clickhouse-production-config test', nats.url, log);
+  js = jetstream(nc);
+  jsm = await jetstreamManager(nc);
+  // As DEPLOYMENT.md's common.env has it: every node, the first replica of each shard first.
+  const byName = (name: string) => nodes.find((node) => node.name === name)!.url;
+  const urls = ['ch-1-1', 'ch-2-1', 'ch-1-2', 'ch-2-2'].map(byName).join(',');
+  running.push(await launchService({
+    id: `production-storage-${process.pid}`,
+    role: 'storage',
+    projectRoot: config.projectRoot,
+    logFile: join(dir, 'storage.log'),
+    metricsPort: await freePort(),
+    env: {
+      ...process.env,
+      NATS_URL: nats.url,
+      CLICKHOUSE_URL: urls,
+      CLICKHOUSE_USER: 'emo',
+      CLICKHOUSE_PASSWORD: PASSWORDS.CLICKHOUSE_SERVICE_PASSWORD,
+      CLICKHOUSE_CLUSTER: CLUSTER,
+      CLICKHOUSE_DATABASE: DATABASE,
+      PURGE_WINDOW_SECONDS: '1',
+      // ROWS, DEAD_ROWS and the buckets must fit this NATS's file store beside the other lanes'.
+      ROWS_STREAM_MAX_BYTES: String(256 * 1024 ** 2),
+      SESSIONS_BUCKET_MAX_BYTES: String(64 * 1024 ** 2),
+    },
+  }));
+  emo = connectClickHouse({ url: urls, ...service, cluster: CLUSTER }, DATABASE);
 
-test('the service writes, an analyst reads across both shards and writes nothing, the nodes ask each other as `cluster`', async () => {
-  assert.is(nodes.length, 2, 'both nodes run');
-  const service = (url: string, query: string) => run(url, 'emo', PASSWORDS.CLICKHOUSE_SERVICE_PASSWORD, query);
-  const analyst = (query: string) => run(nodes[0]!.url, 'analyst', PASSWORDS.CLICKHOUSE_ANALYST_PASSWORD, query);
-  for (const [i, node] of nodes.entries()) {
-    for (const query of [
-      'CREATE DATABASE IF NOT EXISTS production',
-      'CREATE TABLE production.numbers_local (n UInt32) ENGINE = MergeTree() ORDER BY n',
-      `INSERT INTO production.numbers_local SELECT number + ${i * 100} FROM system.numbers LIMIT ${10 + i}`,
-      `CREATE TABLE production.numbers AS production.numbers_local ENGINE = Distributed(emo, production, numbers_local)`,
-    ]) {
-      const done = await service(node.url, query);
-      assert.is(done.status, 200, `${node.name}: ${query}: ${done.text}`);
+  for (const node of nodes) {
+    const tables = await onNode<{ name: string; engine: string }>(node,
+      sql`SELECT name, engine FROM system.tables WHERE database = ${DATABASE} AND (name LIKE 'audio_seconds%' OR name LIKE 'sessions%') ORDER BY name`);
+    assert.equal(tables.map((row) => `${row.name} ${row.engine}`), [
+      'audio_seconds Distributed', 'audio_seconds_local ReplicatedReplacingMergeTree', 'sessions Distributed', 'sessions_local ReplicatedReplacingMergeTree',
+    ], `${node.name}'s tables`);
+    const [replica] = await onNode<{ path: string; name: string; active: number }>(node, sql`SELECT zookeeper_path AS path, replica_name AS name,
+      active_replicas AS active FROM system.replicas WHERE database = ${DATABASE} AND table = 'audio_seconds_local'`);
+    assert.equal({ ...replica, active: Number(replica?.active) }, { path: `/clickhouse/tables/${node.shard}/${DATABASE}/audio_seconds`, name: node.name, active: 2 },
+      `${node.name} is a replica of shard ${node.shard}, its partner active`);
+    const applied = await onNode<{ id: number }>(node, `SELECT id FROM ${DATABASE}.schema_migrations ORDER BY id`);
+    assert.equal(applied.map((row) => Number(row.id)), MIGRATIONS.map((migration) => migration.id), `${node.name} holds every migration applied`);
+  }
+  const ddl = await count(nodes[0]!, `SELECT count() AS n FROM system.zookeeper WHERE path = '/clickhouse/task_queue/ddl'`);
+  assert.ok(ddl > 0, 'the ON CLUSTER statements went through distributed-ddl.xml\'s queue');
+});
+
+const audio = (session: string, second: number) => ({ session, second, frequency: 100, intensity: -20, voiced: 1, speech: 1 });
+
+step('rows published on ROWS are stored through the Distributed tables on both replicas of their shard, and nowhere else', async () => {
+  assert.ok(emo, 'the storage service runs');
+  records = await SessionRecords.open(js, log, 1);
+  const shards = new Shards(emo!, CLUSTER);
+  const createdAt = Date.now() - 600_000;
+  while (sessions.size < 2) {
+    const id = newSessionId(createdAt);
+    const shard = (await shards.of([id])).get(id)!;
+    if (sessions.has(shard)) continue;
+    const record: SessionRecord = {
+      id, name: `on shard ${shard}`, type: 'live_analysis', state: 'finished', createdAt, finishedAt: createdAt + SECONDS * 1000, stopReason: 'client',
+      ...OWNER, streamUri: 'rtmp://127.0.0.1:9/live/production', sensors: [], expiresAt: createdAt + 3_600_000, healthCheckAt: createdAt + SECONDS * 1000,
+      workerState: 'stopped', mediaSeconds: SECONDS,
+    };
+    await records.create(record);
+    sessions.set(shard, record);
+  }
+  for (const { id } of sessions.values()) {
+    const rows = Array.from({ length: SECONDS }, (_, second) => audio(id, second));
+    await js.publish(subjects.row(id, tenantOf(OWNER), 'audio'), JSON.stringify(rows));
+  }
+  await waitUntil('every row acknowledged', async () => {
+    const { num_pending, num_ack_pending } = await jsm.consumers.info(streams.rows, consumers.writer);
+    return num_pending === 0 && num_ack_pending === 0;
+  }, 60_000);
+
+  const held = async (node: ProductionNode, session: string) =>
+    count(node, `SELECT count() AS n FROM ${DATABASE}.audio_seconds_local WHERE ${sql`session = ${session}`}`);
+  for (const [shard, { id }] of sessions) {
+    for (const node of nodes) {
+      const expected = node.shard === shard ? SECONDS : 0;
+      // A replica fetches its partner's part a moment after the insert returned.
+      await waitUntil(`${node.name} holding ${expected} rows of the session on shard ${shard}`, async () => (await held(node, id)) === expected, 30_000);
     }
   }
+  // The index, sharded by user, is written by the storage service's follower of the bucket.
+  await waitUntil('both sessions in the index', async () =>
+    Number((await queryRows<{ n: number }>(emo!, sql`SELECT count() AS n FROM sessions WHERE user = ${OWNER.user}`))[0]?.n) === 2, 30_000);
+});
 
-  const read = await analyst('SELECT count() FROM production.numbers');
+step('an analyst reads both shards and writes nothing; the other shard answers as `cluster`', async () => {
+  assert.is(sessions.size, 2, 'rows are stored');
+  const read = await analyst(`SELECT count() FROM ${DATABASE}.audio_seconds`);
   assert.is(read.status, 200, read.text);
-  assert.is(read.text, '21', 'the rows of both shards');
+  assert.is(read.text, String(2 * SECONDS), 'the rows of both shards');
 
-  const write = await analyst('INSERT INTO production.numbers_local VALUES (7)');
+  const write = await analyst(`INSERT INTO ${DATABASE}.audio_seconds (session, second) VALUES ('intruder', 1)`);
   assert.is(write.status, 500, write.text);
   assert.match(write.text, /readonly/i);
-  const setting = await run(nodes[0]!.url, 'analyst', PASSWORDS.CLICKHOUSE_ANALYST_PASSWORD, 'SET max_memory_usage = 0');
+  const setting = await analyst('SET max_memory_usage = 0');
   assert.match(setting.text, /readonly/i, 'a limit cannot be lifted');
-  assert.is((await run(nodes[0]!.url, 'analyst', 'wrong', 'SELECT 1')).status, 401, 'a wrong password is refused');
-  assert.is((await service(nodes[0]!.url, 'SELECT count() FROM production.numbers_local')).text, '10', 'the refused write changed nothing');
+  assert.is((await runAs(nodes[0]!.url, 'analyst', 'wrong', 'SELECT 1')).status, 401, 'a wrong password is refused');
+  assert.is(Number((await queryRows<{ n: number }>(emo!, 'SELECT count() AS n FROM audio_seconds'))[0]?.n), 2 * SECONDS, 'the refused write changed nothing');
 
-  // The other shard's part of the analyst's read ran there as `cluster`, for the analyst.
-  await service(nodes[1]!.url, 'SYSTEM FLUSH LOGS');
-  const remote = await service(nodes[1]!.url,
-    `SELECT user, initial_user FROM system.query_log WHERE type = 2 AND is_initial_query = 0 AND query LIKE '%numbers_local%' FORMAT TSV`);
-  assert.equal(remote.text.split('\n'), ['cluster\tanalyst']);
-  ok = true;
+  // Shard 1's part ran on the node asked, shard 2's on one of its replicas, as `cluster`, for the analyst.
+  await flushLogs();
+  const remote = (await Promise.all(nodes.filter((node) => node.shard === 2).map((node) => logged<{ user: string; initial: string }>(node,
+    'user, initial_user AS initial', "type = 2 AND is_initial_query = 0 AND initial_user = 'analyst' AND query LIKE '%audio_seconds_local%'")))).flat();
+  assert.equal(remote, [{ user: 'cluster', initial: 'analyst' }]);
+});
+
+step('the storage service\'s read deadline kills a read running on both shards as `emo`', async () => {
+  assert.is(sessions.size, 2, 'rows are stored');
+  const marker = `abandoned-${process.pid}`;
+  // A read that outlasts its deadline on every shard: ClickHouse sleeps at each of its rows.
+  const started = Date.now();
+  const failure = await readsUntil(emo!, started + 1500).query({
+    query: sql`SELECT count() AS n FROM audio_seconds WHERE session != ${marker} AND NOT ignore(sleepEachRow(0.1))`,
+    format: 'JSONEachRow',
+    clickhouse_settings: { log_queries: 1, max_block_size: '1' },
+  }).then(() => undefined, (error: unknown) => error as { status?: number });
+  assert.is(failure?.status, 503, 'the caller is told its read came too late');
+
+  const runningOn = async (node: ProductionNode) => count(node, `SELECT count() AS n FROM system.processes WHERE position(query, ${literal(marker)}) > 0
+    AND position(query, 'system.processes') = 0`);
+  await waitUntil('no part of the read running on any node', async () => (await Promise.all(nodes.map(runningOn))).every((n) => n === 0), 10_000);
+  await flushLogs();
+  const ended = (await Promise.all(nodes.map((node) => logged<{ node: string; user: string; initial: number; exception: string }>(node,
+    `${literal(node.name)} AS node, user, is_initial_query AS initial, exception`,
+    `type >= 3 AND position(query, ${literal(marker)}) > 0 AND position(query, 'system.query_log') = 0`)))).flat();
+  const initial = ended.filter((row) => Number(row.initial) === 1);
+  assert.is(initial.length, 1, JSON.stringify(ended));
+  assert.is(initial[0]!.user, 'emo');
+  // 394: cancelled by KILL QUERY, before ClickHouse's own limit (159) a second later.
+  assert.match(initial[0]!.exception, /^Code: 394/, 'killed, not timed out');
+  console.log(`  the read killed on ${initial[0]!.node} ${Date.now() - started} ms after it was sent; its parts elsewhere: ${JSON.stringify(ended.filter((row) => Number(row.initial) === 0).map((row) => `${row.node} as ${row.user}`))}`);
+});
+
+step('deleted sessions are purged by `emo`\'s mutations on one replica of each shard; their rows go from every replica', async () => {
+  assert.is(sessions.size, 2, 'rows are stored');
+  // As the actor host deleting a session asks: storage queues it, and a purge round removes its rows.
+  for (const { id } of sessions.values()) await call(nc!, 'sessions.purge', { caller: OWNER, session: id }, 10_000);
+  const ids = `(${[...sessions.values()].map(({ id }) => literal(id)).join(', ')})`;
+  for (const node of nodes) {
+    await waitUntil(`the sessions' rows gone from ${node.name}`, async () =>
+      (await count(node, `SELECT count() AS n FROM ${DATABASE}.audio_seconds_local WHERE session IN ${ids}`)) === 0
+      && (await count(node, `SELECT count() AS n FROM ${DATABASE}.sessions_local WHERE id IN ${ids}`)) === 0, 60_000);
+  }
+  for (const node of nodes) {
+    const mutations = await onNode<{ table: string; done: number }>(node, sql`SELECT table, min(is_done) AS done FROM system.mutations
+      WHERE database = ${DATABASE} AND position(command, ${[...sessions.values()][0]!.id}) > 0 GROUP BY table ORDER BY table`);
+    assert.ok(mutations.some((row) => row.table === 'audio_seconds_local'), `${node.name} ran the deletion: ${JSON.stringify(mutations)}`);
+    assert.ok(mutations.every((row) => Number(row.done) === 1), `${node.name}'s mutations are done: ${JSON.stringify(mutations)}`);
+  }
 });
 
 test.run();

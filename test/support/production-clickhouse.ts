@@ -1,0 +1,85 @@
+// The production ClickHouse files (ops/production/clickhouse/) run on one machine: a ZooKeeper
+// ensemble from zoo.cfg and the four nodes, each with every config.d file, users.d and its own
+// macros, the users' passwords in its environment as the systemd drop-in puts them there. Only
+// what cannot be used here is changed: host names (to loopback), ports (free ones) and the data
+// folders.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { startClickHouse } from '../../ops/stack/clickhouse.ts';
+import { freePort } from '../../ops/stack/ports.ts';
+import type { Service } from '../../ops/stack/process.ts';
+import { startZooKeeper, type ZooKeeper } from '../../ops/stack/zookeeper.ts';
+
+export const PRODUCTION = join(import.meta.dirname, '..', '..', 'ops', 'production', 'clickhouse');
+
+export const NODES = ['ch-1-1', 'ch-1-2', 'ch-2-1', 'ch-2-2'] as const;
+export type NodeName = (typeof NODES)[number];
+
+/** What /etc/clickhouse-server/users.env holds on every node. */
+export const PASSWORDS = {
+  CLICKHOUSE_SERVICE_PASSWORD: 'service-secret',
+  CLICKHOUSE_ANALYST_PASSWORD: 'analyst-secret',
+  CLICKHOUSE_CLUSTER_PASSWORD: 'cluster-secret',
+};
+
+export interface ProductionNode {
+  name: NodeName;
+  shard: number;
+  url: string;
+  server: Service;
+}
+
+/** The three members of zoo.cfg, each with its myid, on free loopback ports. */
+export async function startProductionZooKeeper(dir: string): Promise<ZooKeeper[]> {
+  const original = readFileSync(join(PRODUCTION, 'zoo.cfg'), 'utf8');
+  const ports = await Promise.all([1, 2, 3].map(async () => ({ client: await freePort(), quorum: await freePort(), election: await freePort() })));
+  const members = ports.map((port, i) => {
+    const data = join(dir, `zookeeper-${i + 1}`, 'data');
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, 'myid'), `${i + 1}\n`);
+    let text = original
+      .replace(/^dataDir=.*$/m, `dataDir=${data}`)
+      .replace(/^clientPort=.*$/m, `clientPort=${port.client}\nclientPortAddress=127.0.0.1`);
+    ports.forEach((peer, n) => {
+      text = text.replace(new RegExp(`^server\\.${n + 1}=zk-${n + 1}\\.internal:2888:3888$`, 'm'), `server.${n + 1}=127.0.0.1:${peer.quorum}:${peer.election}`);
+    });
+    assert.not.match(text, /\.internal/, 'every host replaced');
+    return { dir: join(dir, `zookeeper-${i + 1}`), port: port.client, config: text };
+  });
+  return Promise.all(members.map((member) => startZooKeeper(member)));
+}
+
+/** The four nodes, started at once, on the ensemble whose client ports are given. */
+export async function startProductionNodes(dir: string, zookeeperPorts: number[]): Promise<ProductionNode[]> {
+  const ports = Object.fromEntries(await Promise.all(NODES.map(async (name) =>
+    [name, { http: await freePort(), tcp: await freePort(), interserver: await freePort() }] as const)));
+  const localise = (text: string, name: NodeName) => text
+    .replace(/<host>(ch-\d-\d)\.internal<\/host><port>9000<\/port>/g, (_, node: NodeName) => `<host>127.0.0.1</host><port>${ports[node]!.tcp}</port>`)
+    .replace(/<host>zk-(\d)\.internal<\/host><port>2181<\/port>/g, (_, n: string) => `<host>127.0.0.1</host><port>${zookeeperPorts[Number(n) - 1]}</port>`)
+    .replace('<listen_host>0.0.0.0</listen_host>', '<listen_host>127.0.0.1</listen_host>')
+    .replace('<interserver_http_port>9009</interserver_http_port>', `<interserver_http_port>${ports[name]!.interserver}</interserver_http_port>`);
+  const users: Record<string, string> = {};
+  for (const file of readdirSync(join(PRODUCTION, 'users.d'))) users[file] = readFileSync(join(PRODUCTION, 'users.d', file), 'utf8');
+  return Promise.all(NODES.map(async (name) => {
+    const files: Record<string, string> = {};
+    for (const file of readdirSync(join(PRODUCTION, 'config.d'))) files[file] = localise(readFileSync(join(PRODUCTION, 'config.d', file), 'utf8'), name);
+    files['macros.xml'] = readFileSync(join(PRODUCTION, 'macros', `${name}.xml`), 'utf8');
+    // The name its partner fetches parts by: in production the machine's own (ClickHouse's
+    // default, `hostname -f`), here loopback, where it listens.
+    files['interserver-host.xml'] = '<yandex><interserver_http_host>127.0.0.1</interserver_http_host></yandex>';
+    // Where the analysts' queries are logged: Debian's config.xml has it, the generated one not.
+    files['query-log.xml'] = '<yandex><query_log><database>system</database><table>query_log</table></query_log></yandex>';
+    assert.not.match(Object.values(files).join(''), /\.internal|>9009<|>9000</, 'every host and port replaced');
+    const server = await startClickHouse({
+      dir: join(dir, name), httpPort: ports[name]!.http, tcpPort: ports[name]!.tcp, configFiles: files, userFiles: users, env: { ...process.env, ...PASSWORDS },
+    });
+    return { name, shard: Number(name[3]), url: server.url, server };
+  }));
+}
+
+/** One statement over HTTP as a user, with no setting of its own (an analyst may change none). */
+export async function runAs(url: string, user: string, password: string, query: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(`${url}/?${new URLSearchParams({ user, password })}`, { method: 'POST', body: query });
+  return { status: response.status, text: (await response.text()).trim() };
+}
