@@ -20,8 +20,11 @@
  * preloaded library with the process's argc, argv and envp before main() runs, so ffmpeg parses
  * options that hold the URI, while /proc keeps showing the placeholder (the kernel reads the
  * original strings, not the argv array we change). The variable is then wiped from the original
- * environment memory, which /proc/<pid>/environ shows, and taken out of environ. A placeholder
- * with no URI to put in its place ends the process: it fails closed.
+ * environment memory, which /proc/<pid>/environ shows, and taken out of environ. Until then,
+ * while the decoder's other libraries initialise (a preloaded library's constructor runs after
+ * theirs), /proc/<pid>/environ shows it to the decoder's user and root, who can read the URI
+ * in its memory anyway. A placeholder with no URI to put in its place ends the process: it
+ * fails closed.
  *
  * Why not another way: ffmpeg 5.1 (Debian 12) reads no option from a file, and an input read
  * through a file or a pipe would need the file and pipe protocols the input whitelist closes.
