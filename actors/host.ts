@@ -163,7 +163,7 @@ export class ActorHost {
     };
     const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log);
     const js = jetstream(nc);
-    const rows = new RowPublisher(js, log);
+    const rows = new RowPublisher(js, log, (session) => records.peek(session)?.record);
     const records = await SessionRecords.open(
       js,
       log,

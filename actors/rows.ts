@@ -10,12 +10,15 @@
 // lease (the host was paused, or cut off), its rows wait here until a heartbeat lands again or
 // the session is let go, so a host that comes back from a pause publishes nothing before it has
 // checked that it still owns the session.
+//
+// Rows go out under their session's tenant (bus/subjects.ts), read from the host's copy of the
+// session record: an active session's is fresh, its heartbeat rewrites it every few seconds.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../bus/log.ts';
 import { rowMessageId } from '../bus/ids.ts';
 import { headers } from '@nats-io/transport-node';
-import { rowHeaders, subjects, type RowKind } from '../bus/subjects.ts';
+import { rowHeaders, subjects, tenantOf, type Owner, type RowKind } from '../bus/subjects.ts';
 import { RowsRoom } from './rows-room.ts';
 
 interface Pending {
@@ -56,6 +59,8 @@ export class RowPublisher {
   constructor(
     private readonly js: JetStreamClient,
     private readonly log: Logger,
+    /** Whose each session is. */
+    private readonly owners: (session: string) => Owner | undefined = () => undefined,
     private readonly maxPending = 100_000,
   ) {
     this.room = new RowsRoom(js);
@@ -93,7 +98,7 @@ export class RowPublisher {
   publish(session: string, kind: RowKind, rows: unknown[], key: string | number): void {
     const ownership = kind === 'event' ? undefined : this.owned.get(session);
     const pending = {
-      subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length, epoch: ownership?.epoch,
+      subject: this.subject(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length, epoch: ownership?.epoch,
     };
     this.unacknowledged++;
     if (ownership && Date.now() - ownership.confirmedAt > ownership.leaseMs) {
@@ -112,7 +117,17 @@ export class RowPublisher {
 
   /** Publishes and waits for the stream's acknowledgement: for callers that promise durability. */
   async publishDurably(session: string, kind: RowKind, rows: unknown[], key: string | number): Promise<void> {
-    await this.send({ subject: subjects.row(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length });
+    await this.send({ subject: this.subject(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length });
+  }
+
+  /**
+   * A session whose record this host no longer has at hand (rows of a worker stopping just as
+   * its record left the cache) is published under the tenant `~.~`, which no product or user
+   * has: storage stores the rows all the same; only its tenant's live subscribers miss them.
+   */
+  private subject(session: string, kind: RowKind): string {
+    const owner = this.owners(session);
+    return subjects.row(session, owner ? tenantOf(owner) : UNKNOWN_TENANT, kind);
   }
 
   private async send(pending: Pending): Promise<void> {
@@ -187,6 +202,8 @@ export class RowPublisher {
     this.retrying = false;
   }
 }
+
+const UNKNOWN_TENANT = '~.~';
 
 // JetStream's answers when a stream with `discard: new` is at its limits.
 function isStreamFull(error: unknown): boolean {

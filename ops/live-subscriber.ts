@@ -4,9 +4,9 @@
 //
 //   NATS_URL=nats://127.0.0.1:4222 node --import tsx ops/live-subscriber.ts <sessionId>
 //
-// Rows arrive on emo.rows.<session>.<kind> (kinds: audio, face, video, speech, event, and
-// session for the session record's index rows), each message a JSON array of rows of that
-// kind; worker states on emo.live.<session>.worker_state as {session, state, at}.
+// Rows arrive on emo.rows.<session>.<product>.<user>.<kind> (kinds: audio, face, video, speech,
+// event), each message a JSON array of rows of that kind; worker states on
+// emo.live.<session>.<product>.<user>.worker_state as {session, state, at}.
 import { connect } from '@nats-io/transport-node';
 import { readConfig } from '../bus/config.ts';
 import { SESSION_ID } from '../bus/ids.ts';

@@ -320,7 +320,7 @@ const isFullByBytes = (error: unknown) =>
   error instanceof Error && error.name === 'JetStreamStatusError' && (error as { code?: unknown }).code === 409 &&
   /exceeds maxbytes/i.test(error.message);
 
-/** The session of a row message: emo.rows.<session>.<kind>. */
+/** The session of a row message: emo.rows.<session>.<product>.<user>.<kind>, or emo.rows.<session>.<kind> from before tenants. */
 const sessionOf = (subject: string) => subject.split('.')[2] ?? '';
 
 /** A row of the batch that cannot be stored, with the message it came in. */

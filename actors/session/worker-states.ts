@@ -3,7 +3,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { WorkerStateMessage } from '../../bus/contracts/live.ts';
 import type { Written } from '../../bus/session-records.ts';
-import { subjects } from '../../bus/subjects.ts';
+import { subjects, tenantOf } from '../../bus/subjects.ts';
 
 export function announceWorkerStates(nc: NatsConnection): Written {
   return (before, after) => {
@@ -16,6 +16,6 @@ export function announceWorkerStates(nc: NatsConnection): Written {
       ...(stopReason ? { stopReason } : {}),
       at: Date.now(),
     };
-    nc.publish(subjects.workerState(id), JSON.stringify(message));
+    nc.publish(subjects.workerState(id, tenantOf(after)), JSON.stringify(message));
   };
 }

@@ -5,6 +5,7 @@ import type { Caller, Session } from '../../bus/contracts/session.ts';
 import { ServiceError, badRequest } from '../../bus/errors.ts';
 import { newId } from '../../bus/ids.ts';
 import type { Logger } from '../../bus/log.ts';
+import { tenantOf } from '../../bus/subjects.ts';
 import { parse } from '../../bus/validate.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { RateLimit } from '../rate-limit.ts';
@@ -246,7 +247,7 @@ export class Connection {
     const id = newId(8);
     const outbox = this.outbox as Outbox;
     // Worker states are sent as they change, whatever the frequency: a bare key shares the 1s feed.
-    const leave = this.deps.feeds.join(session, channel, frequency ?? '1s', { deliver: (delivery) => outbox.push(id, delivery) });
+    const leave = this.deps.feeds.join(session, tenantOf(found), channel, frequency ?? '1s', { deliver: (delivery) => outbox.push(id, delivery) });
     this.subscriptions.set(id, () => {
       leave();
       this.deps.subscriptions.release(user);

@@ -29,12 +29,12 @@ export class Feeds {
     private readonly encode: EncodeDelivery = encodeDelivery,
   ) {}
 
-  /** Adds a listener; returns the function that removes it. */
-  join(session: string, channel: Channel, frequency: Frequency, listener: FeedListener): () => void {
+  /** Adds a listener; returns the function that removes it. `tenant`: whose the session is (bus/subjects.ts tenantOf). */
+  join(session: string, tenant: string, channel: Channel, frequency: Frequency, listener: FeedListener): () => void {
     const key = `${session}|${channel}|${frequency}`;
     let feed = this.feeds.get(key);
     if (!feed) {
-      feed = new Feed(this.nc, session, channel, FREQUENCIES[frequency], new Fanout(channel, this.encode, this.log), this.log);
+      feed = new Feed(this.nc, session, tenant, channel, FREQUENCIES[frequency], new Fanout(channel, this.encode, this.log), this.log);
       this.feeds.set(key, feed);
     }
     const joined = feed;
@@ -67,18 +67,19 @@ class Feed {
   constructor(
     nc: NatsConnection,
     session: string,
+    tenant: string,
     channel: Channel,
     periodMs: number,
     readonly fanout: Fanout,
     private readonly log: Logger,
   ) {
     if (channel === 'session_worker_state') {
-      this.subscription = nc.subscribe(subjects.workerState(session), { callback: (error, msg) => this.onState(error, msg) });
+      this.subscription = nc.subscribe(subjects.workerState(session, tenant), { callback: (error, msg) => this.onState(error, msg) });
       return;
     }
     const aggregator = createAggregator(channel);
     this.aggregator = aggregator;
-    this.subscription = nc.subscribe(subjects.row(session, ROW_KIND[channel]), {
+    this.subscription = nc.subscribe(subjects.row(session, tenant, ROW_KIND[channel]), {
       callback: (error, msg) => {
         if (error) return this.log.warn({ err: error, channel }, 'live subscription failed');
         try {

@@ -20,7 +20,7 @@ import { connectBus } from '../../bus/connection.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
-import { subjects, type RowKind } from '../../bus/subjects.ts';
+import { subjects, tenantOf, type RowKind } from '../../bus/subjects.ts';
 import { startClickHouseCluster, type ClickHouseCluster, type ClickHouseNode } from '../../ops/stack/clickhouse-cluster.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
@@ -106,7 +106,7 @@ const merges = (verb: 'STOP' | 'START', tables: string[], on = cluster.nodes) =>
     }
   }));
 
-const publish = (session: string, kind: RowKind, rows: unknown[]) => js.publish(subjects.row(session, kind), JSON.stringify(rows));
+const publish = (session: string, kind: RowKind, rows: unknown[]) => js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), kind), JSON.stringify(rows));
 const video = (session: string, second: number) => ({ session, second, frames: 4, faces: 1, dropped: 0 });
 const face = (session: string, second: number, track: number) => ({
   session, second, track, probabilities: [0.1, 0.4, 0.1, 0.1, 0.1, 0.1, 0.1], dominant: 'exaltation', frames: 4,

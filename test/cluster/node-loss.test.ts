@@ -226,7 +226,7 @@ async function placeSessions(streamUris: string[]): Promise<void> {
     sessions.push({ id, uri, host: host!, shard });
     const seconds = new Map<number, number[]>();
     heard.set(id, seconds);
-    nc.subscribe(`emo.rows.${id}.audio`, {
+    nc.subscribe(`emo.rows.${id}.*.*.audio`, {
       callback: (_, msg) => {
         const now = Date.now();
         for (const { second } of msg.json<{ second: number }[]>()) seconds.set(second, [...(seconds.get(second) ?? []), now]);

@@ -204,7 +204,7 @@ test.before(async () => {
       continue;
     }
     const seconds = new Map<number, number>();
-    nc.subscribe(`emo.rows.${id}.audio`, { callback: (_, msg) => msg.json<{ second: number }[]>().forEach((row) => seconds.set(row.second, (seconds.get(row.second) ?? 0) + 1)) });
+    nc.subscribe(`emo.rows.${id}.*.*.audio`, { callback: (_, msg) => msg.json<{ second: number }[]>().forEach((row) => seconds.set(row.second, (seconds.get(row.second) ?? 0) + 1)) });
     sessionOn.set(shard, id);
     heard.set(id, seconds);
   }

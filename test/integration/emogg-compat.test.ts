@@ -9,7 +9,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { createLog } from '../../bus/log.ts';
-import { streams, subjects } from '../../bus/subjects.ts';
+import { streams, subjects, tenantOf } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
@@ -300,7 +300,7 @@ test('DELETE /v1/sessions/:id removes a finished session and every row of it, an
   // A row published after the delete (a publisher's late retry) is dropped by the writer.
   const nc = await connectBus('emogg-compat late rows', config.natsUrl, createLog({ logLevel: 'silent', hostId: 'emogg-compat' }));
   try {
-    await jetstream(nc).publish(subjects.row(id, 'audio'), JSON.stringify([{ session: id, second: 999, frequency: 0, intensity: -30, voiced: 0, speech: 0 }]));
+    await jetstream(nc).publish(subjects.row(id, tenantOf(services.users.alice), 'audio'), JSON.stringify([{ session: id, second: 999, frequency: 0, intensity: -30, voiced: 0, speech: 0 }]));
     const jsm = await jetstreamManager(nc);
     const waiting = async () => Object.keys((await jsm.streams.info(streams.rows, { subjects_filter: subjects.rowsOfSession(id) })).state.subjects ?? {}).length;
     await waitUntil('the late row leaves ROWS', async () => (await waiting()) === 0, 20_000);

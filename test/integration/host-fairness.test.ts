@@ -14,7 +14,7 @@ import type { VideoSecond } from '../../bus/contracts/rows.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { createLog } from '../../bus/log.ts';
-import { subjects } from '../../bus/subjects.ts';
+import { subjects, tenantOf } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
@@ -131,7 +131,7 @@ test("one user's sessions on streams pushed at wire speed leave another user's c
   assert.is(created.status, 201, `answered at once, not asked to wait: ${JSON.stringify(created.body)}`);
   const id = created.body._id;
   const rows: VideoSecond[] = [];
-  const subscription = nc.subscribe(subjects.row(id, 'video'), {
+  const subscription = nc.subscribe(subjects.row(id, tenantOf(services.users.alice), 'video'), {
     callback: (_error, msg) => {
       rows.push(...msg.json<VideoSecond[]>());
     },

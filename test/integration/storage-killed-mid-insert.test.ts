@@ -13,7 +13,7 @@ import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
-import { consumers, streams, subjects } from '../../bus/subjects.ts';
+import { consumers, streams, subjects, tenantOf } from '../../bus/subjects.ts';
 import { startClickHouse } from '../../ops/stack/clickhouse.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
@@ -79,7 +79,7 @@ const audio = (session: string, second: number) => ({ session, second, frequency
 async function publishSeconds(session: string, from: number, to: number, each: number): Promise<void> {
   for (let start = from; start < to; start += each) {
     const rows = Array.from({ length: Math.min(each, to - start) }, (_, i) => audio(session, start + i));
-    await js.publish(subjects.row(session, 'audio'), JSON.stringify(rows));
+    await js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), 'audio'), JSON.stringify(rows));
   }
 }
 

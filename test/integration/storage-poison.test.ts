@@ -12,7 +12,7 @@ import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
-import { consumers, streams, subjects } from '../../bus/subjects.ts';
+import { consumers, streams, subjects, tenantOf } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
 import { DEAD_ROW_HEADERS } from '../../storage/dead-letter.ts';
@@ -87,7 +87,7 @@ test('poison rows are set aside with why; every good row lands once; the writer 
   for (let second = 0; second < 5; second++) rows.publish(session, 'audio', [audio(session, second)], second);
   rows.publish(session, 'audio', [{ ...audio(session, 99), second: 'x' }], 'wrong-type');
   rows.publish(session, 'speech', [speech(session, 1, 'bad \ud800')], 'surrogate');
-  await js.publish(subjects.row(session, 'audio'), 'not json {');
+  await js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), 'audio'), 'not json {');
   await js.publish(`emo.rows.${session}.bogus`, JSON.stringify([audio(session, 98)]));
   // Both pass the contract; ClickHouse refuses the long one (FixedString(8)): the batch is split.
   rows.publish(session, 'speech', [speech(session, 2, 'short'), speech(session, 3, 'far too long for the column')], 'mixed');

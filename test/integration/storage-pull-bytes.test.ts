@@ -15,7 +15,7 @@ import { MAX_EVENTS_PER_REQUEST } from '../../bus/contracts/events.ts';
 import type { CustomEvent } from '../../bus/contracts/rows.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
-import { consumers, streams, subjects } from '../../bus/subjects.ts';
+import { consumers, streams, subjects, tenantOf } from '../../bus/subjects.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
@@ -75,7 +75,7 @@ test('a backlog of 1 MiB event batches is drained in batches bounded in bytes, e
   for (let message = 0; message < MESSAGES; message++) {
     const payload = JSON.stringify(batchOf(session, message));
     published += payload.length;
-    await js.publish(subjects.row(session, 'event'), payload);
+    await js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), 'event'), payload);
   }
   const pending = (await (await jetstreamManager(nc)).consumers.info(streams.rows, consumers.writer)).num_pending;
   assert.ok(pending >= MESSAGES, `the backlog waits for a writer (${pending} messages)`);

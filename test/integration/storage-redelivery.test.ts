@@ -16,7 +16,7 @@ import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
-import { subjects, type RowKind } from '../../bus/subjects.ts';
+import { subjects, tenantOf, type RowKind } from '../../bus/subjects.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
@@ -71,7 +71,7 @@ const indexRow = (session: string, user: string, revision: number): SessionIndex
 
 /** Publishes a message and waits for the stream's acknowledgement: from then on it must be stored. */
 const publish = async (session: string, kind: RowKind, rows: unknown[]) =>
-  void (await js.publish(subjects.row(session, kind), JSON.stringify(rows)));
+  void (await js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), kind), JSON.stringify(rows)));
 
 async function publishRange(session: string, user: string, from: number, to: number, revision: number): Promise<void> {
   for (let n = from; n < to; n++) {

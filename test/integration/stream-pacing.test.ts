@@ -10,7 +10,7 @@ import { PACING_LIMITS } from '../../actors/ingest/pacing.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { createLog } from '../../bus/log.ts';
-import { subjects } from '../../bus/subjects.ts';
+import { subjects, tenantOf } from '../../bus/subjects.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startService } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
@@ -88,7 +88,7 @@ async function watch(name: string, streamUri: string): Promise<Watched> {
   const created = await services.api('POST', '/v1/sessions', { body: { name, streamUri } });
   assert.is(created.status, 201, JSON.stringify(created.body));
   const watched: Watched = { id: created.body._id, samples: [], videoRows: [] };
-  nc.subscribe(subjects.row(watched.id, 'video'), {
+  nc.subscribe(subjects.row(watched.id, tenantOf(services.users.alice), 'video'), {
     callback: (_error, msg) => void watched.videoRows.push(...msg.json<{ second: number; frames: number }[]>()),
   });
   return watched;

@@ -131,7 +131,7 @@ export async function startLiveCluster(name: string, env: NodeJS.ProcessEnv = {}
       sessions.push({ id: created.body._id, uri });
       const seconds = new Map<number, number>();
       heard.set(created.body._id, seconds);
-      nc.subscribe(`emo.rows.${created.body._id}.audio`, {
+      nc.subscribe(`emo.rows.${created.body._id}.*.*.audio`, {
         callback: (_, msg) => {
           for (const row of msg.json<{ second: number }[]>()) seconds.set(row.second, (seconds.get(row.second) ?? 0) + 1);
         },
