@@ -161,7 +161,7 @@ export class ActorHost {
         sessionCpuSpent: (part: CostPart, seconds: number) => metrics.sessionCpuSpent(part, seconds),
       },
     };
-    const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log);
+    const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log, { user: 'host' });
     const js = jetstream(nc);
     const rows = new RowPublisher(js, log, (session) => records.peek(session)?.record);
     const records = await SessionRecords.open(

@@ -28,7 +28,7 @@ const authenticator = new Authenticator({
 });
 const addresses = new ClientAddresses(config.trustedProxies);
 // Every bus error becomes an API error (bus/rpc.ts) whose stack nobody sees: no async traces.
-const nc = await connectBus(`gateway ${config.hostId}`, config.natsUrl, log, { asyncTraces: false });
+const nc = await connectBus(`gateway ${config.hostId}`, config.natsUrl, log, { asyncTraces: false, user: 'gateway' });
 const send = busSender(nc, config.requestTimeoutMs, busRequestMetrics(registry));
 const authFailures = new RateLimit(config.authFailuresPerMinute, 60);
 // One budget per user for REST requests and WebSocket subscribes alike.

@@ -58,7 +58,7 @@ try {
   // the session records name a stable owner.
   const metricsPorts = { gateway: 9464, host: 9465, storage: 9466 };
   const spec = (role: Role, name: string) =>
-    serviceProcess({ id: `${hostname()}-${name}`, role, projectRoot: config.projectRoot, logFile: join(dataDir, `${name}.log`), env: process.env, metricsHost: config.metricsHost, metricsPort: metricsPorts[role] });
+    serviceProcess({ id: `${hostname()}-${name}`, role, projectRoot: config.projectRoot, logFile: join(dataDir, `${name}.log`), env: { ...process.env, NATS_URL: config.natsUrl }, metricsHost: config.metricsHost, metricsPort: metricsPorts[role] });
   // The storage service first: it creates the schema and the ROWS stream the host writes to.
   for (const member of [spec('storage', 'storage'), spec('host', 'actor-host'), spec('gateway', 'gateway')]) {
     await member.start();

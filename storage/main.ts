@@ -13,7 +13,7 @@ const log = createLog(config);
 logUnhandled(log, 'storage service');
 const registry = createRegistry();
 const metrics = await MetricsServer.start(registry, config, log);
-const nc = await connectBus(`storage ${config.hostId}`, config.natsUrl, log);
+const nc = await connectBus(`storage ${config.hostId}`, config.natsUrl, log, { user: 'storage' });
 const service = await StorageService.start(
   nc,
   {

@@ -1,7 +1,15 @@
 // A local NATS server with JetStream, its store under the given folder, listening on loopback;
 // alone, or as one node of a cluster (ops/stack/nats-cluster.ts).
+//
+// Its users are production's (bus/permissions.ts): each kind of process connects as its own,
+// with the passwords of bus-credentials.ts (service-process.ts puts them in its NATS_URL). A
+// connection without credentials is the operator `admin`, with every right: the tests, the
+// benchmarks and ops' tools connect so, on loopback only.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BUS_USERS, permissions, tenantPermissions } from '../../bus/permissions.ts';
+import { localPasswords } from './bus-credentials.ts';
+import { natsUserEntry, type NatsUser } from './nats-users.ts';
 import { portOpen } from './ports.ts';
 import { startService, waitUntil, type Service } from './process.ts';
 
@@ -10,8 +18,19 @@ export interface NatsOptions {
   port: number;
   maxMemoryStore?: string;
   maxFileStore?: string;
+  /** Where the server's monitoring answers (/connz...), if anywhere. */
+  monitorPort?: number;
+  /** Users for tenants' live results, beside the processes' (bus/permissions.ts tenantPermissions). */
+  tenants?: TenantUser[];
   /** Joins a cluster: its name must be unique there. */
   cluster?: NatsClusterMembership;
+}
+
+export interface TenantUser {
+  user: string;
+  password: string;
+  /** A product's subject token, or `<product>.<user>` (bus/subjects.ts tenantOf). */
+  tenant: string;
 }
 
 export interface NatsClusterMembership {
@@ -33,12 +52,25 @@ export function launchNats(options: NatsOptions): Service {
   mkdirSync(join(options.dir, 'jetstream'), { recursive: true });
   const configFile = join(options.dir, 'nats.conf');
   const { cluster } = options;
+  const passwords = localPasswords();
+  const users: NatsUser[] = [
+    ...BUS_USERS.map((user) => ({ user, password: JSON.stringify(passwords[user]), permissions: permissions(user) })),
+    { user: 'admin', password: JSON.stringify(passwords.admin) },
+    ...(options.tenants ?? []).map(({ user, password, tenant }) => ({ user, password: JSON.stringify(password), permissions: tenantPermissions(tenant) })),
+  ];
   writeFileSync(
     configFile,
     [
       `listen: 127.0.0.1:${options.port}`,
       `server_name: ${cluster?.serverName ?? 'local'}`,
       `max_payload: 8MB`,
+      ...(options.monitorPort ? [`http: 127.0.0.1:${options.monitorPort}`] : []),
+      'authorization {',
+      '  users: [',
+      ...users.map((user) => natsUserEntry(user, '    ')),
+      '  ]',
+      '}',
+      'no_auth_user: admin',
       'jetstream {',
       `  store_dir: "${join(options.dir, 'jetstream')}"`,
       `  max_memory_store: ${options.maxMemoryStore ?? '256MB'}`,

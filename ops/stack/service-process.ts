@@ -2,11 +2,14 @@
 // gateway): `npm start`, `npm run cluster`, the tests and the benchmarks all come here. A process
 // counts as up when its /readyz (bus/metrics-server.ts, on its METRICS_PORT) answers 200: each
 // process says so itself, once it serves, the gateway included. A process kept running is
-// restarted by the actors' Supervisor, the project's one restart policy.
+// restarted by the actors' Supervisor, the project's one restart policy. Each process connects
+// to NATS as the user of its kind (bus/permissions.ts): a NATS_URL without credentials gets
+// that user's password on the local servers (bus-credentials.ts).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Supervisor, type Child, type SupervisorOptions } from '../../actors/supervisor.ts';
+import { localPasswords, withCredential } from './bus-credentials.ts';
 import { startService, type Service } from './process.ts';
 
 export type Role = 'storage' | 'host' | 'gateway';
@@ -36,9 +39,10 @@ export interface ServiceSpec {
 /** Starts the process and resolves once its /readyz says it serves; fails, with where its log is, if it exits first or never does. */
 export async function launchService(spec: ServiceSpec): Promise<Service> {
   const metrics = metricsUrl(spec);
+  const nats = spec.env.NATS_URL === undefined ? {} : { NATS_URL: withCredential(spec.env.NATS_URL, spec.role, localPasswords()[spec.role]) };
   const service = startService(spec.id, process.execPath, ['--import', 'tsx', join(spec.projectRoot, MAIN[spec.role])], {
     logFile: spec.logFile,
-    env: { ...spec.env, HOST_ID: spec.id, METRICS_HOST: spec.metricsHost ?? '127.0.0.1', METRICS_PORT: String(spec.metricsPort) },
+    env: { ...spec.env, ...nats, HOST_ID: spec.id, METRICS_HOST: spec.metricsHost ?? '127.0.0.1', METRICS_PORT: String(spec.metricsPort) },
     cwd: spec.projectRoot,
   });
   let exit: unknown;

@@ -7,7 +7,7 @@ import { clickHouseServer } from '../../storage/clickhouse.ts';
 import { StorageService } from '../../storage/service.ts';
 
 export async function startStorageInProcess(config: Config, id: string, database: string, log: Logger): Promise<StorageService> {
-  return StorageService.start(await connectBus(id, config.natsUrl, log), {
+  return StorageService.start(await connectBus(id, config.natsUrl, log, { user: 'storage' }), {
     id,
     clickhouse: clickHouseServer(config),
     database,
