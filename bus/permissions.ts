@@ -13,6 +13,12 @@ export interface Permissions {
   /** None: it may publish nothing. */
   publish: string[];
   subscribe: string[];
+  /**
+   * May answer a request it received, whoever sent it (NATS' allow_responses): the replies to
+   * callers outside the service, such as an operator's tools or the tests, which take theirs in
+   * inboxes of no kind's prefix.
+   */
+  answers?: boolean;
 }
 
 /**
@@ -34,8 +40,8 @@ const CALLS: Record<BusUser, Operation[]> = {
 };
 
 /**
- * Where a responder's replies go: the inboxes of the kinds that call what it answers. Not NATS'
- * allow_responses, which lets a reply through only on the server the request came in on: a
+ * Where a responder's replies go: the inboxes of the kinds that call what it answers. NATS'
+ * allow_responses alone lets a reply through only on the server the request came in on: a
  * reply made after its responder reconnected to another server (a cluster losing a node) was
  * refused.
  */
@@ -93,6 +99,7 @@ export function permissions(user: BusUser): Permissions {
           ...consuming(),
         ],
         subscribe: [`${inboxPrefix(user)}.>`, ...subjectsOf(answeredBy('actors'))],
+        answers: true,
       };
     case 'storage':
       return {
@@ -107,6 +114,7 @@ export function permissions(user: BusUser): Permissions {
           ...consuming(streams.rows, `KV_${buckets.sessions}`),
         ],
         subscribe: [`${inboxPrefix(user)}.>`, ...subjectsOf(answeredBy('storage'))],
+        answers: true,
       };
   }
 }

@@ -23,6 +23,7 @@ export function natsUserEntry({ user, password, permissions }: NatsUser, indent:
       // An empty allow list would allow everything: nothing to publish is a denial of all.
       permissions.publish.length ? `${inner}publish: { allow: ${list(permissions.publish, inner)} }` : `${inner}publish: { deny: [">"] }`,
       `${inner}subscribe: { allow: ${list(permissions.subscribe, inner)} }`,
+      ...(permissions.answers ? [`${inner}allow_responses: true`] : []),
       `${indent}  }`,
     );
   }

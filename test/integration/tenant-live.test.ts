@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { readConfig } from '../../bus/config.ts';
 import { busServers } from '../../bus/connection.ts';
+import { call } from '../../bus/rpc.ts';
 import { subjects, subjectToken, tenantOf } from '../../bus/subjects.ts';
 import { startNats, type TenantUser } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
@@ -113,6 +114,12 @@ test('a user\'s credential receives that user\'s rows and worker states, a produ
   // Dave's id is no subject token: it is there as its hash.
   assert.ok(everyRow.some((msg) => msg.subject === subjects.row(sessions.dave, `acme.${subjectToken(people.dave.user)}`, 'event')));
   assert.match(subjectToken(people.dave.user), /^~[0-9a-f]{32}$/);
+});
+
+test('a caller outside the service (an operator\'s tool, connected without a user) is answered', async () => {
+  const { user, product } = people.carol;
+  const found = await call(admin, 'sessions.get', { caller: { user, product }, session: sessions.carol }, 5000);
+  assert.is(found._id, sessions.carol);
 });
 
 test('a tenant\'s credential is refused another tenant\'s subjects, and publishes nothing', async () => {
