@@ -15,7 +15,7 @@ import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
-import { consumers, streams, subjects } from '../../bus/subjects.ts';
+import { consumers, streams, subjects, tenantOf } from '../../bus/subjects.ts';
 import { startClickHouseCluster, type ClickHouseCluster } from '../../ops/stack/clickhouse-cluster.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
@@ -102,7 +102,7 @@ test('answers to committed inserts lost: the retried blocks are recognised, ever
   // A second of rows of every session every tenth of a second: each batch the writer flushes
   // holds rows of both shards.
   for (let second = 0; second < SECONDS; second++) {
-    for (const session of sessions) await js.publish(subjects.row(session, 'audio'), JSON.stringify([audio(session, second)]));
+    for (const session of sessions) await js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), 'audio'), JSON.stringify([audio(session, second)]));
     await sleep(100);
   }
   await waitUntil('every row acknowledged', async () => {
