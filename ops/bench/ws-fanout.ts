@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
-import { connectBus, createLog, EMOTION_KEYS, type FaceSecond, readConfig, subjects } from '../../bus/index.ts';
+import { connectBus, createLog, EMOTION_KEYS, type FaceSecond, readConfig, subjects, tenantOf } from '../../bus/index.ts';
 import { WsClient } from '../support/ws-client.ts';
 import { startServiceStack } from '../support/service-stack.ts';
 import { freePort, portOpen, startService, waitUntil } from '../stack/index.ts';
@@ -88,7 +88,7 @@ async function bench(clientCount: number, seconds: number): Promise<void> {
       for (let track = 0; track < 4; track++) {
         const probabilities = EMOTION_KEYS.map((key) => (key === 'exaltation' ? 0.85 : 0.025));
         const row: FaceSecond = { session, second, track, probabilities, dominant: 'exaltation', frames: 4 };
-        nc.publish(subjects.row(session, 'face'), JSON.stringify([row]));
+        nc.publish(subjects.row(session, tenantOf(alice), 'face'), JSON.stringify([row]));
         await sleep(250);
       }
     }
