@@ -5,6 +5,7 @@
 // them, and hands each its probability back.
 import type { AudioSecond } from '../../bus/contracts/rows.ts';
 import { pauseRatio, pitchVariability, semitones } from '../../bus/prosody.ts';
+import { BackgroundLevel } from './background-level.ts';
 import { AudioHistory } from './history.ts';
 import { dbfsFromPower, sumOfSquares } from './level.ts';
 import { S16Decoder, SAMPLE_RATE } from './pcm.ts';
@@ -65,6 +66,9 @@ export class VoiceAnalyzer {
   private readonly decoder = new S16Decoder();
   private readonly pitch = new PitchTracker(FRAME);
   private readonly segmenter: SpeechSegmenter;
+  private readonly background: BackgroundLevel;
+  /** Mean power of the step in progress. */
+  private stepPower = 0;
   /** A step this likely is speech: the segmenter's start threshold. */
   private readonly speechProbability: number;
   private readonly history: AudioHistory;
@@ -79,6 +83,7 @@ export class VoiceAnalyzer {
   constructor(private readonly options: VoiceAnalyzerOptions) {
     const segmenter = options.segmenter ?? DEFAULT_SEGMENTER;
     this.segmenter = new SpeechSegmenter(segmenter);
+    this.background = new BackgroundLevel(segmenter.background);
     this.speechProbability = segmenter.startThreshold;
     this.history = new AudioHistory(historyLength(segmenter));
   }
@@ -108,6 +113,7 @@ export class VoiceAnalyzer {
     const stepSquares = sumOfSquares(this.frame, FRAME - STEP, FRAME);
     totals.samples += STEP;
     totals.squares += stepSquares;
+    this.stepPower = stepSquares / STEP;
     const hz = this.pitch.frequency(this.frame, (olderSquares + stepSquares) / FRAME);
     totals.frames++;
     if (hz > 0) {
@@ -131,7 +137,7 @@ export class VoiceAnalyzer {
       if (totals.speechSteps++ === 0) totals.speechStart = start;
       totals.speechEnd = end;
     }
-    const span = this.segmenter.step(probability, start, end);
+    const span = this.segmenter.step(probability, start, end, this.background.step(this.stepPower, probability));
     this.frame.copyWithin(0, STEP);
     this.consumed = end;
     if (span) this.emitSegment(span);

@@ -4,7 +4,12 @@
 // not ... what your country") must not cut it, or the transcriber hears each part without the
 // other and writes "As not." Once a segment is long, a shorter pause ends it, so that
 // continuous talk is cut between sentences and not mid-word at the maximum length.
+// Under a crowd the VAD hears speech in the speaker's pauses too; the caller marks the steps
+// whose level is only the background's (BackgroundLevel), and those count as a pause: a short
+// one ends a segment when the VAD alone would not have, since the speaker's own pauses inside
+// a sentence seldom sink to the crowd's level.
 // Pure: works on sample indices and knows nothing of models or audio.
+import { DEFAULT_BACKGROUND_LEVEL, type BackgroundLevelOptions } from './background-level.ts';
 import { SAMPLE_RATE } from './pcm.ts';
 
 export interface SegmenterOptions {
@@ -17,6 +22,10 @@ export interface SegmenterOptions {
   /** A segment whose speech spans at least `longLength` samples ends after `longEndSilence` instead. */
   longLength: number;
   longEndSilence: number;
+  /** Samples of a pause the VAD hears as speech at the background's level that end a segment. */
+  crowdEndSilence: number;
+  /** When a step is at the background's level. */
+  background: BackgroundLevelOptions;
   /** Longer speech is cut into segments of this many samples. */
   maxLength: number;
   /** Segments with less speech than this are clicks and coughs, not speech. */
@@ -31,6 +40,8 @@ export const DEFAULT_SEGMENTER: SegmenterOptions = {
   endSilence: 1.2 * SAMPLE_RATE,
   longLength: 5 * SAMPLE_RATE,
   longEndSilence: 0.5 * SAMPLE_RATE,
+  crowdEndSilence: 0.5 * SAMPLE_RATE,
+  background: DEFAULT_BACKGROUND_LEVEL,
   maxLength: 20 * SAMPLE_RATE,
   minSpeech: 0.25 * SAMPLE_RATE,
   padding: 0.1 * SAMPLE_RATE,
@@ -52,20 +63,24 @@ export class SpeechSegmenter {
 
   constructor(private readonly options: SegmenterOptions = DEFAULT_SEGMENTER) {}
 
-  /** Feeds the probability of the step covering samples [start, end); returns a finished segment if any. */
-  step(probability: number, start: number, end: number): SampleSpan | undefined {
+  /**
+   * Feeds the probability of the step covering samples [start, end), and whether its level is
+   * the loud background's; returns a finished segment if any.
+   */
+  step(probability: number, start: number, end: number, background = false): SampleSpan | undefined {
     const { startThreshold, endThreshold, maxLength, padding } = this.options;
     if (!this.speaking) {
-      if (probability < startThreshold) return undefined;
+      if (probability < startThreshold || background) return undefined;
       this.speaking = true;
       this.start = Math.max(this.previousEnd, start - padding);
       this.lastSpeech = end;
       this.speech = end - start;
       return undefined;
     }
-    if (probability >= startThreshold) this.speech += end - start;
-    if (probability >= endThreshold) this.lastSpeech = end;
-    else if (end - this.lastSpeech >= this.silenceToEnd()) return this.close(end);
+    const heard = probability >= endThreshold;
+    if (probability >= startThreshold && !background) this.speech += end - start;
+    if (heard && !background) this.lastSpeech = end;
+    else if (end - this.lastSpeech >= this.silenceToEnd(heard)) return this.close(end);
     if (end - this.start >= maxLength) {
       const span = this.emit(this.start, end);
       this.start = end;
@@ -79,9 +94,11 @@ export class SpeechSegmenter {
     return this.speaking ? this.close(end) : undefined;
   }
 
-  private silenceToEnd(): number {
-    const { endSilence, longLength, longEndSilence } = this.options;
-    return this.lastSpeech - this.start >= longLength ? longEndSilence : endSilence;
+  /** The pause that ends the segment; `crowd`: the VAD still hears speech, at the background's level. */
+  private silenceToEnd(crowd: boolean): number {
+    const { endSilence, longLength, longEndSilence, crowdEndSilence } = this.options;
+    const pause = this.lastSpeech - this.start >= longLength ? longEndSilence : endSilence;
+    return crowd ? Math.min(pause, crowdEndSilence) : pause;
   }
 
   private close(end: number): SampleSpan | undefined {

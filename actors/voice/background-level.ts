@@ -1,0 +1,95 @@
+// Whether a step is only the crowd behind the speaker. Under a crowd the VAD hears speech
+// everywhere, the speaker's pauses included, but those pauses still fall to the crowd's level:
+// the floor of the recent smoothed level. A step counts only while the background is loud
+// against the voice (the loudest recent level stands less than `loudBelowDb` above the floor)
+// and the VAD hears speech in it (its mean probability over the steps at the floor): in quiet
+// the VAD alone decides, as it always has, and under steady noise or music, whose pauses the
+// VAD hears as such, a weak syllable near the floor must not end a segment.
+// Per stream, a few operations a 32 ms step: the floor and the peak are the extremes of
+// half-second blocks, kept for a few seconds.
+import { dbfsFromPower } from './level.ts';
+
+export interface BackgroundLevelOptions {
+  /** Steps whose mean power is the level compared: long enough to bridge the gaps between words. */
+  smoothingSteps: number;
+  /** Steps per block whose quietest and loudest smoothed level are kept. */
+  blockSteps: number;
+  /** Blocks the floor is the quietest of: a few seconds, to include a pause of the speaker's. */
+  floorBlocks: number;
+  /** Blocks the peak is the loudest of: long enough to include the speaker's voice. */
+  peakBlocks: number;
+  /** The background counts only while the peak stands less than this above the floor (dB). */
+  loudBelowDb: number;
+  /** Nor while the floor is under this (dBFS): silence, or a room too quiet to hold a crowd. */
+  audibleAboveDbfs: number;
+  /** A step whose level is within this of the floor is the background's (dB). */
+  marginDb: number;
+  /** Weight of each step at the floor in the mean probability the VAD hears speech there. */
+  heardRate: number;
+  /** The background counts only while that mean is at least this. */
+  heardAbove: number;
+}
+
+export const DEFAULT_BACKGROUND_LEVEL: BackgroundLevelOptions = {
+  smoothingSteps: 8,
+  blockSteps: 16,
+  floorBlocks: 6,
+  peakBlocks: 12,
+  loudBelowDb: 25,
+  audibleAboveDbfs: -70,
+  marginDb: 3,
+  heardRate: 1 / 64,
+  heardAbove: 0.5,
+};
+
+export class BackgroundLevel {
+  private readonly powers: Float64Array;
+  private powerCount = 0;
+  private readonly floors: Float64Array;
+  private readonly peaks: Float64Array;
+  private blocks = 0;
+  private blockStep = 0;
+  private blockFloor = Infinity;
+  private blockPeak = -Infinity;
+  /** Starts as if no crowd were heard: until one is, a stream is cut as the VAD alone cuts it. */
+  private heard = 0;
+
+  constructor(private readonly options: BackgroundLevelOptions) {
+    this.powers = new Float64Array(options.smoothingSteps);
+    this.floors = new Float64Array(options.floorBlocks);
+    this.peaks = new Float64Array(options.peakBlocks);
+  }
+
+  /** Takes the next step's mean power (mean of squared samples) and speech probability; whether it is only the crowd. */
+  step(meanSquare: number, probability: number): boolean {
+    const { smoothingSteps, blockSteps, loudBelowDb, audibleAboveDbfs, marginDb, heardRate, heardAbove } = this.options;
+    this.powers[this.powerCount++ % smoothingSteps] = meanSquare;
+    let sum = 0;
+    for (const power of this.powers) sum += power;
+    const level = dbfsFromPower(sum / Math.min(this.powerCount, smoothingSteps));
+    this.blockFloor = Math.min(this.blockFloor, level);
+    this.blockPeak = Math.max(this.blockPeak, level);
+    if (++this.blockStep === blockSteps) this.closeBlock();
+    const floor = Math.min(this.blockFloor, extreme(this.floors, this.blocks, Math.min, Infinity));
+    const peak = Math.max(this.blockPeak, extreme(this.peaks, this.blocks, Math.max, -Infinity));
+    const atFloor = level < floor + marginDb;
+    if (atFloor) this.heard += heardRate * (probability - this.heard);
+    return atFloor && peak - floor < loudBelowDb && floor > audibleAboveDbfs && this.heard >= heardAbove;
+  }
+
+  private closeBlock(): void {
+    this.floors[this.blocks % this.floors.length] = this.blockFloor;
+    this.peaks[this.blocks % this.peaks.length] = this.blockPeak;
+    this.blocks++;
+    this.blockStep = 0;
+    this.blockFloor = Infinity;
+    this.blockPeak = -Infinity;
+  }
+}
+
+/** The extreme of the first `count` values of a ring (all of it once full). */
+function extreme(ring: Float64Array, count: number, pick: (a: number, b: number) => number, none: number): number {
+  let result = none;
+  for (let i = 0; i < Math.min(count, ring.length); i++) result = pick(result, ring[i]!);
+  return result;
+}
