@@ -55,14 +55,16 @@ export async function latestRows(
 ): Promise<Map<string, { revision: number; record: PublicRecord }>> {
   const ids = [...new Set(sessions.map(({ id }) => literal(id)))].join(', ');
   const seconds = [...new Set(sessions.map(({ createdAt }) => `toDateTime(${literal(Math.floor(createdAt / 1000))})`))].join(', ');
-  const rows = await queryRows<{ id: string; revision: number | string; doc: string }>(
+  // Aliases apart from the columns: ClickHouse 18.16 reads a column's name as the alias of the
+  // same name, and argMax(doc, revision) over a Distributed table then nests max in argMax.
+  const rows = await queryRows<{ id: string; latest: number | string; latest_doc: string }>(
     client,
-    `SELECT id, max(revision) AS revision, argMax(doc, revision) AS doc FROM sessions
+    `SELECT id, max(revision) AS latest, argMax(doc, revision) AS latest_doc FROM sessions
      PREWHERE id IN (${ids})
      WHERE ${sql`user = ${user}`} AND created IN (${seconds})
      GROUP BY id`,
   );
-  return new Map(rows.map((row) => [row.id, { revision: Number(row.revision), record: JSON.parse(row.doc) as PublicRecord }]));
+  return new Map(rows.map((row) => [row.id, { revision: Number(row.latest), record: JSON.parse(row.latest_doc) as PublicRecord }]));
 }
 
 export interface SessionListFilter extends Omit<ListSessionsQuery, 'from' | 'to'> {
