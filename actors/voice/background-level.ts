@@ -2,7 +2,7 @@
 // everywhere, the speaker's pauses included, but those pauses still fall to the crowd's level:
 // the floor of the recent smoothed level. A step counts only while the background is loud
 // against the voice (the loudest recent level stands less than `loudBelowDb` above the floor)
-// and the VAD hears speech in it (its mean probability over the steps at the floor): in quiet
+// and the VAD hears speech in it (its mean probability in the pauses at the floor): in quiet
 // the VAD alone decides, as it always has, and under steady noise or music, whose pauses the
 // VAD hears as such, a weak syllable near the floor must not end a segment.
 // Per stream, a few operations a 32 ms step: the floor and the peak are the extremes of
@@ -24,7 +24,12 @@ export interface BackgroundLevelOptions {
   audibleAboveDbfs: number;
   /** A step whose level is within this of the floor is the background's (dB). */
   marginDb: number;
-  /** Weight of each step at the floor in the mean probability the VAD hears speech there. */
+  /**
+   * Steps in a row at the floor that make a pause, where the VAD's probability is learnt: not
+   * in the dips between words, where it hears the speaker's weak sounds under steady noise.
+   */
+  pauseSteps: number;
+  /** Weight of each pause step in the mean probability the VAD hears speech there. */
   heardRate: number;
   /** The background counts only while that mean is at least this. */
   heardAbove: number;
@@ -38,6 +43,7 @@ export const DEFAULT_BACKGROUND_LEVEL: BackgroundLevelOptions = {
   loudBelowDb: 25,
   audibleAboveDbfs: -70,
   marginDb: 3,
+  pauseSteps: 4,
   heardRate: 1 / 64,
   heardAbove: 0.5,
 };
@@ -53,6 +59,8 @@ export class BackgroundLevel {
   private blockPeak = -Infinity;
   /** Starts as if no crowd were heard: until one is, a stream is cut as the VAD alone cuts it. */
   private heard = 0;
+  /** Steps in a row at the floor, up to this one. */
+  private atFloorFor = 0;
 
   constructor(private readonly options: BackgroundLevelOptions) {
     this.powers = new Float64Array(options.smoothingSteps);
@@ -62,7 +70,7 @@ export class BackgroundLevel {
 
   /** Takes the next step's mean power (mean of squared samples) and speech probability; whether it is only the crowd. */
   step(meanSquare: number, probability: number): boolean {
-    const { smoothingSteps, blockSteps, loudBelowDb, audibleAboveDbfs, marginDb, heardRate, heardAbove } = this.options;
+    const { smoothingSteps, blockSteps, loudBelowDb, audibleAboveDbfs, marginDb, pauseSteps, heardRate, heardAbove } = this.options;
     this.powers[this.powerCount++ % smoothingSteps] = meanSquare;
     let sum = 0;
     for (const power of this.powers) sum += power;
@@ -73,7 +81,8 @@ export class BackgroundLevel {
     const floor = Math.min(this.blockFloor, extreme(this.floors, this.blocks, Math.min, Infinity));
     const peak = Math.max(this.blockPeak, extreme(this.peaks, this.blocks, Math.max, -Infinity));
     const atFloor = level < floor + marginDb;
-    if (atFloor) this.heard += heardRate * (probability - this.heard);
+    this.atFloorFor = atFloor ? this.atFloorFor + 1 : 0;
+    if (this.atFloorFor >= pauseSteps) this.heard += heardRate * (probability - this.heard);
     return atFloor && peak - floor < loudBelowDb && floor > audibleAboveDbfs && this.heard >= heardAbove;
   }
 

@@ -90,6 +90,18 @@ test('background level: nothing is marked in quiet, nor under loud noise whose p
   }
 });
 
+test('background level: dips between words under steady noise, heard as speech, teach it no crowd', () => {
+  // 20 s of words (20 steps) and dips (10 steps, the smoothed level at the floor for the last few), no pause.
+  const noise: Trace = { powers: [], probabilities: [] };
+  while (noise.powers.length < steps(20)) {
+    for (let i = 0; i < 30; i++) {
+      noise.powers.push(power(i < 20 ? VOICE_DB : -Infinity) + power(VOICE_DB - 10));
+      noise.probabilities.push(0.9);
+    }
+  }
+  assert.not.ok(marks(noise).some(Boolean));
+});
+
 test('segments under a crowd end at the pauses the VAD hears as speech: within half a second once the crowd is known', () => {
   const count = 5;
   const crowd = sentences(count, 3, 1.5, VOICE_DB - 10, 0.9);
