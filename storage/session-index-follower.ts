@@ -1,8 +1,8 @@
 // The session index follows the sessions bucket: one durable consumer on the bucket's stream,
 // shared by the storage services that write, so each change is stored once whichever service
 // gets it. Changes are stored as they come: whatever arrived while the last insert ran is the
-// next batch, acknowledged only once ClickHouse has its rows, so the consumer has nothing
-// pending once the index holds every change (storage/index-progress.ts). A service lost before
+// next batch, acknowledged only once ClickHouse has its rows, so the consumer's acknowledgement
+// floor says what the index holds (storage/index-progress.ts). A service lost before
 // it acknowledged leaves its batch to another after `ack_wait`. Rows carry the record's KV
 // revision, by which the table collapses a change stored twice.
 import type { ClickHouseClient } from '@clickhouse/client';
@@ -103,8 +103,8 @@ async function ensureConsumer(jsm: JetStreamManager): Promise<void> {
     durable_name: consumers.sessionIndex,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    // A list waits for the index behind a lost service's changes this long at most; changes
-    // whose insert retries are kept alive with working().
+    // A list waits for its user's changes a lost service held this long at most, a purge round
+    // for any; changes whose insert retries are kept alive with working().
     ack_wait: nanos(5_000),
     max_ack_pending: 10_000,
   };
