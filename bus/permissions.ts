@@ -106,7 +106,7 @@ export function permissions(user: BusUser): Permissions {
         publish: [
           ...repliesOf('storage'),
           subjects.deadRowsAll,
-          ...streamApi(streams.rows, { configure: true, purge: true }),
+          ...streamApi(streams.rows, { configure: true }),
           ...streamApi(streams.deadRows, { configure: true }),
           // Reads the records and follows them into the session index; never writes one.
           ...bucketAccess(buckets.sessions),
