@@ -1,11 +1,12 @@
 // The production ClickHouse cluster files (ops/production/clickhouse/) run as shipped, on this
 // machine's loopback (test/support/production-clickhouse.ts changes only host names, ports and
 // data folders): zoo.cfg's three-member ZooKeeper ensemble, and all four nodes (2 shards x 2
-// replicas) on every config.d file, users.d and each one's macros. A storage service, connected
-// as the shipped `emo` user, migrates the schema (replicated local tables and Distributed tables
-// ON CLUSTER, through the shipped DDL queue), stores rows published on ROWS on both replicas of
-// their shard, kills an abandoned read, and purges deleted sessions with mutations that reach
-// every replica. `analyst` reads and writes nothing; the nodes ask each other as `cluster`.
+// replicas) on Debian's config.xml and users.xml with every config.d file, users.d and each
+// one's macros. A storage service, connected as the shipped `emo` user, migrates the schema
+// (replicated local tables and Distributed tables ON CLUSTER, through the shipped DDL queue),
+// stores rows published on ROWS on both replicas of their shard, kills an abandoned read, and
+// purges deleted sessions with mutations that reach every replica. `analyst` reads and writes
+// nothing; the nodes ask each other as `cluster`.
 import { test } from '../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';

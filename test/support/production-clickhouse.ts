@@ -1,17 +1,18 @@
 // The production ClickHouse files (ops/production/clickhouse/) run on one machine: a ZooKeeper
-// ensemble from zoo.cfg and the four nodes, each with every config.d file, users.d and its own
-// macros, the users' passwords in its environment as the systemd drop-in puts them there. Only
-// what cannot be used here is changed: host names (to loopback), ports (free ones) and the data
-// folders.
+// ensemble from zoo.cfg and the four nodes, each on Debian's own config.xml and users.xml (as
+// the package installs them) with every config.d file, users.d and its own macros, the users'
+// passwords in its environment as the systemd drop-in puts them there. Only what cannot be used
+// here is changed: host names (to loopback), ports (free ones) and the data and log folders.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { startClickHouse } from '../../ops/stack/clickhouse.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import type { Service } from '../../ops/stack/process.ts';
+import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
 import { startZooKeeper, type ZooKeeper } from '../../ops/stack/zookeeper.ts';
 
 export const PRODUCTION = join(import.meta.dirname, '..', '..', 'ops', 'production', 'clickhouse');
+// What Debian's clickhouse-server package installs, which the production files are merged over.
+const DEBIAN = '/etc/clickhouse-server';
 
 export const NODES = ['ch-1-1', 'ch-1-2', 'ch-2-1', 'ch-2-2'] as const;
 export type NodeName = (typeof NODES)[number];
@@ -68,14 +69,38 @@ export async function startProductionNodes(dir: string, zookeeperPorts: number[]
     // The name its partner fetches parts by: in production the machine's own (ClickHouse's
     // default, `hostname -f`), here loopback, where it listens.
     files['interserver-host.xml'] = '<yandex><interserver_http_host>127.0.0.1</interserver_http_host></yandex>';
-    // Where the analysts' queries are logged: Debian's config.xml has it, the generated one not.
-    files['query-log.xml'] = '<yandex><query_log><database>system</database><table>query_log</table></query_log></yandex>';
     assert.not.match(Object.values(files).join(''), /\.internal|>9009<|>9000</, 'every host and port replaced');
-    const server = await startClickHouse({
-      dir: join(dir, name), httpPort: ports[name]!.http, tcpPort: ports[name]!.tcp, configFiles: files, userFiles: users, env: { ...process.env, ...PASSWORDS },
-    });
-    return { name, shard: Number(name[3]), url: server.url, server };
+    const server = await startNode(join(dir, name), ports[name]!, files, users);
+    return { name, shard: Number(name[3]), url: `http://127.0.0.1:${ports[name]!.http}`, server };
   }));
+}
+
+/** clickhouse-server on Debian's config.xml and users.xml, its data, logs and ports its own. */
+async function startNode(dir: string, ports: { http: number; tcp: number }, configFiles: Record<string, string>, userFiles: Record<string, string>): Promise<Service> {
+  const config = readFileSync(join(DEBIAN, 'config.xml'), 'utf8')
+    .replaceAll('/var/lib/clickhouse/', `${join(dir, 'data')}/`)
+    .replaceAll('/var/log/clickhouse-server/', `${dir}/`)
+    .replace('<http_port>8123</http_port>', `<http_port>${ports.http}</http_port>`)
+    .replace('<tcp_port>9000</tcp_port>', `<tcp_port>${ports.tcp}</tcp_port>`);
+  assert.not.match(config, /\/var\/lib\/clickhouse|\/var\/log\/clickhouse|>8123<|<tcp_port>9000</, 'Debian\'s folders and ports replaced');
+  for (const sub of ['tmp', 'user_files', 'format_schemas']) mkdirSync(join(dir, 'data', sub), { recursive: true });
+  writeFileSync(join(dir, 'config.xml'), config);
+  writeFileSync(join(dir, 'users.xml'), readFileSync(join(DEBIAN, 'users.xml'), 'utf8'));
+  for (const [folder, files] of [['config.d', configFiles], ['users.d', userFiles]] as const) {
+    mkdirSync(join(dir, folder), { recursive: true });
+    for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, folder, file), text);
+  }
+  const server = startService('clickhouse', 'clickhouse-server', [`--config-file=${join(dir, 'config.xml')}`], {
+    logFile: join(dir, 'stdout.log'), cwd: dir, env: { ...process.env, ...PASSWORDS },
+  });
+  const ready = async () => (await fetch(`http://127.0.0.1:${ports.http}/ping`)).ok;
+  await Promise.race([
+    waitUntil('clickhouse-server', ready, 60_000),
+    server.exited.then((code) => {
+      throw new Error(`clickhouse-server exited (${code}); see ${join(dir, 'clickhouse-server.err.log')}`);
+    }),
+  ]);
+  return server;
 }
 
 /** One statement over HTTP as a user, with no setting of its own (an analyst may change none). */
