@@ -32,6 +32,7 @@ import { readsUntil } from '../../storage/read-deadline.ts';
 import { Shards } from '../../storage/shards.ts';
 import { literal, sql } from '../../storage/sql.ts';
 import { PASSWORDS, runAs, startProductionNodes, startProductionZooKeeper, type ProductionNode } from '../support/production-clickhouse.ts';
+import { audioRow } from '../support/audio-row.ts';
 
 const config = readConfig();
 const log = createLog({ logLevel: 'silent', hostId: 'clickhouse-production-config' });
@@ -161,7 +162,6 @@ step('a storage service as `emo` migrates: replicated local tables and Distribut
   assert.ok(ddl > 0, 'the ON CLUSTER statements went through distributed-ddl.xml\'s queue');
 });
 
-const audio = (session: string, second: number) => ({ session, second, frequency: 100, intensity: -20, voiced: 1, speech: 1 });
 
 step('rows published on ROWS are stored through the Distributed tables on both replicas of their shard, and nowhere else', async () => {
   assert.ok(emo, 'the storage service runs');
@@ -181,7 +181,7 @@ step('rows published on ROWS are stored through the Distributed tables on both r
     sessions.set(shard, record);
   }
   for (const { id } of sessions.values()) {
-    const rows = Array.from({ length: SECONDS }, (_, second) => audio(id, second));
+    const rows = Array.from({ length: SECONDS }, (_, second) => audioRow(id, second));
     await js.publish(subjects.row(id, tenantOf(OWNER), 'audio'), JSON.stringify(rows));
   }
   await waitUntil('every row acknowledged', async () => {

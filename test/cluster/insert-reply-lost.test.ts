@@ -27,6 +27,7 @@ import { sql } from '../../storage/sql.ts';
 import { assertNoMergesOnCluster, onNode } from '../support/cluster-copies.ts';
 import { NO_MERGES } from '../support/copies.ts';
 import { startInsertReplyDrop, type InsertReplyDrop } from '../support/insert-reply-drop.ts';
+import { audioRow } from '../support/audio-row.ts';
 
 const config = readConfig();
 const log = createLog(config);
@@ -85,7 +86,6 @@ test.after(async () => {
   if (passed) rmSync(dir, { recursive: true, force: true });
 });
 
-const audio = (session: string, second: number) => ({ session, second, frequency: 100, intensity: -20, voiced: 1, speech: 1 });
 
 test('answers to committed inserts lost: the retried blocks are recognised, every second stored once on its shard', async () => {
   // Two sessions on each shard.
@@ -102,7 +102,7 @@ test('answers to committed inserts lost: the retried blocks are recognised, ever
   // A second of rows of every session every tenth of a second: each batch the writer flushes
   // holds rows of both shards.
   for (let second = 0; second < SECONDS; second++) {
-    for (const session of sessions) await js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), 'audio'), JSON.stringify([audio(session, second)]));
+    for (const session of sessions) await js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), 'audio'), JSON.stringify([audioRow(session, second)]));
     await sleep(100);
   }
   await waitUntil('every row acknowledged', async () => {

@@ -22,6 +22,7 @@ import { sql } from '../../storage/sql.ts';
 import { storedTwice } from '../support/copies.ts';
 import { startStorageInProcess } from '../support/storage.ts';
 import { test } from '../support/uvu.ts';
+import { audioRow } from '../support/audio-row.ts';
 
 const config = readConfig();
 const quiet = createLog({ ...config, logLevel: 'silent' });
@@ -69,7 +70,7 @@ test('a table that took its rows is not inserted again when a later table of the
   const rows = new RowPublisher(jetstream(nc), quiet);
   // Audio first: the batch inserts its tables in the order their rows came.
   for (let second = 0; second < SECONDS; second++) {
-    await rows.publishDurably(session, 'audio', [{ session, second, frequency: 100, intensity: -20, voiced: 1, speech: 1 }], second);
+    await rows.publishDurably(session, 'audio', [audioRow(session, second)], second);
   }
   for (let second = 0; second < SECONDS; second++) {
     await rows.publishDurably(session, 'video', [{ session, second, frames: 4, faces: 1, dropped: 0 }], second);

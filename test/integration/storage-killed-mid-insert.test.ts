@@ -23,6 +23,7 @@ import { connectClickHouse, queryRows, type ClickHouseClient } from '../../stora
 import { ensureRowsStream } from '../../storage/rows-stream.ts';
 import { sql } from '../../storage/sql.ts';
 import { assertNoMerges, NO_MERGES } from '../support/copies.ts';
+import { audioRow } from '../support/audio-row.ts';
 
 const config = readConfig();
 const log = createLog(config);
@@ -74,11 +75,10 @@ test.after(async () => {
   if (passed) rmSync(dir, { recursive: true, force: true });
 });
 
-const audio = (session: string, second: number) => ({ session, second, frequency: 100, intensity: -20, voiced: 1, speech: 1 });
 
 async function publishSeconds(session: string, from: number, to: number, each: number): Promise<void> {
   for (let start = from; start < to; start += each) {
-    const rows = Array.from({ length: Math.min(each, to - start) }, (_, i) => audio(session, start + i));
+    const rows = Array.from({ length: Math.min(each, to - start) }, (_, i) => audioRow(session, start + i));
     await js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), 'audio'), JSON.stringify(rows));
   }
 }

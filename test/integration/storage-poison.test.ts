@@ -20,6 +20,7 @@ import { ensureRowsStream } from '../../storage/rows-stream.ts';
 import { StorageService } from '../../storage/service.ts';
 import { sql } from '../../storage/sql.ts';
 import { storedTwice } from '../support/copies.ts';
+import { audioRow } from '../support/audio-row.ts';
 
 const config = readConfig();
 const log = createLog(config);
@@ -44,7 +45,6 @@ async function stopStorage(): Promise<void> {
   storage = undefined;
 }
 
-const audio = (session: string, second: number) => ({ session, second, frequency: 100, intensity: -20, voiced: 1, speech: 1 });
 const speech = (session: string, start: number, text: string) => ({
   session, start, end: start + 1, text, positive: 0.5, neutral: 0.5, negative: 0, compound: 0.3,
 });
@@ -84,11 +84,11 @@ test.after(async () => {
 test('poison rows are set aside with why; every good row lands once; the writer carries on', async () => {
   const session = newSessionId();
   const rows = new RowPublisher(js, quiet);
-  for (let second = 0; second < 5; second++) rows.publish(session, 'audio', [audio(session, second)], second);
-  rows.publish(session, 'audio', [{ ...audio(session, 99), second: 'x' }], 'wrong-type');
+  for (let second = 0; second < 5; second++) rows.publish(session, 'audio', [audioRow(session, second)], second);
+  rows.publish(session, 'audio', [{ ...audioRow(session, 99), second: 'x' }], 'wrong-type');
   rows.publish(session, 'speech', [speech(session, 1, 'bad \ud800')], 'surrogate');
   await js.publish(subjects.row(session, tenantOf({ product: 'tests', user: 'writer' }), 'audio'), 'not json {');
-  await js.publish(`emo.rows.${session}.bogus`, JSON.stringify([audio(session, 98)]));
+  await js.publish(`emo.rows.${session}.bogus`, JSON.stringify([audioRow(session, 98)]));
   // Both pass the contract; ClickHouse refuses the long one (FixedString(8)): the batch is split.
   rows.publish(session, 'speech', [speech(session, 2, 'short'), speech(session, 3, 'far too long for the column')], 'mixed');
 
@@ -107,7 +107,7 @@ test('poison rows are set aside with why; every good row lands once; the writer 
   assert.ok(dead.some((row) => row.payload.includes('far too long for the column')));
 
   // Later rows still land.
-  rows.publish(session, 'audio', [audio(session, 5), audio(session, 6)], 'later');
+  rows.publish(session, 'audio', [audioRow(session, 5), audioRow(session, 6)], 'later');
   await waitUntil('later rows', async () => (await count(sql`SELECT uniqExact(second) AS n FROM audio_seconds WHERE session = ${session}`)) === 7, 20_000);
   await waitUntil('every row acknowledged', async () => {
     const { num_pending, num_ack_pending } = await jsm.consumers.info(streams.rows, consumers.writer);
@@ -128,8 +128,8 @@ test('a full ROWS stream refuses new rows, publishers are told and retry, nothin
   const total = 600; // about 100 KB of messages: more than the stream holds
   for (let second = 0; second < total; second++) {
     // One at a time until the stream refuses, then the rest handed to the publisher's retries.
-    if (rows.refused) rows.publish(session, 'audio', [audio(session, second)], second);
-    else await rows.publishDurably(session, 'audio', [audio(session, second)], second).catch(() => rows.publish(session, 'audio', [audio(session, second)], second));
+    if (rows.refused) rows.publish(session, 'audio', [audioRow(session, second)], second);
+    else await rows.publishDurably(session, 'audio', [audioRow(session, second)], second).catch(() => rows.publish(session, 'audio', [audioRow(session, second)], second));
   }
   await waitUntil('refusals', async () => rows.refused > 0, 20_000);
   const full = await jsm.streams.info(streams.rows);

@@ -25,6 +25,7 @@ import { ensureRowsStream } from '../../storage/rows-stream.ts';
 import { StorageService } from '../../storage/service.ts';
 import type { SessionIndexRow } from '../../storage/sessions-index.ts';
 import { sql } from '../../storage/sql.ts';
+import { audioRow } from '../support/audio-row.ts';
 
 const config = readConfig();
 const log = createLog(config);
@@ -60,7 +61,6 @@ test.after(async () => {
 
 const count = async (query: string) => Number((await queryRows<{ n: number }>(clickhouse, query))[0]?.n ?? 0);
 
-const audio = (session: string, second: number) => ({ session, second, frequency: 100, intensity: -20, voiced: 1, speech: 1 });
 const event = (session: string, user: string, n: number): CustomEvent => ({
   id: `e${n}`, session, source: 'sensor', user, type: 'sensor_report', time: n / 2, data: n,
 });
@@ -75,7 +75,7 @@ const publish = async (session: string, kind: RowKind, rows: unknown[]) =>
 
 async function publishRange(session: string, user: string, from: number, to: number, revision: number): Promise<void> {
   for (let n = from; n < to; n++) {
-    await publish(session, 'audio', [audio(session, n)]);
+    await publish(session, 'audio', [audioRow(session, n)]);
     await publish(session, 'event', [event(session, user, n)]);
   }
   // Twice, as a change redelivered after its insert is stored.
