@@ -18,13 +18,18 @@ export function clickhouseCode(error: unknown): number | undefined {
 // cannot be reached: a socket timeout, a network error, every replica of a shard tried.
 const SHARD_UNREACHABLE = new Set([209, 210, 279]);
 
-/** The node answered, but a shard behind it could not be reached. */
+// A server behind the node went away in the middle of its answer (killed, cut off): code 32,
+// "Attempt to read after eof", which is also the code of a truncated insert body, told apart by
+// the server it names.
+const lostMidAnswer = (error: unknown) => clickhouseCode(error) === 32 && /while receiving packet from/.test((error as Error).message);
+
+/** The node answered, but a shard behind it could not be reached, or went away while answering. */
 export function isShardUnreachable(error: unknown): boolean {
   const code = clickhouseCode(error);
-  return code !== undefined && SHARD_UNREACHABLE.has(code);
+  return code !== undefined && (SHARD_UNREACHABLE.has(code) || lostMidAnswer(error));
 }
 
 export function isDataError(error: unknown): boolean {
   const code = clickhouseCode(error);
-  return code !== undefined && DATA_ERRORS.has(code);
+  return code !== undefined && DATA_ERRORS.has(code) && !lostMidAnswer(error);
 }
