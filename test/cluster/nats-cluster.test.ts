@@ -75,7 +75,11 @@ test('kill -9 of the leader of the bucket: writes go on, and the server catches 
 });
 
 test('the production NATS config passes nats-server -t', () => {
-  const secrets = { NATS_SERVER_NAME: 'nats-1', NATS_ROUTE_PASSWORD: 'r', NATS_SERVICE_PASSWORD: 's', NATS_ANALYTICS_PASSWORD: 'a', NATS_SYSTEM_PASSWORD: 'y' };
+  // One password per user of the configuration: each kind of process, the operator, analytics, the system account.
+  const secrets = {
+    NATS_SERVER_NAME: 'nats-1', NATS_ROUTE_PASSWORD: 'r', NATS_GATEWAY_PASSWORD: 'g', NATS_HOST_PASSWORD: 'h', NATS_STORAGE_PASSWORD: 's',
+    NATS_ADMIN_PASSWORD: 'o', NATS_ANALYTICS_PASSWORD: 'a', NATS_SYSTEM_PASSWORD: 'y',
+  };
   const routes = Object.fromEntries([1, 2, 3].map((i) => [`NATS_ROUTE_${i}`, `nats-route://route:r@nats-${i}.internal:6222`]));
   const file = join(config.projectRoot, 'ops/production/nats-analytics.conf');
   const check = (env: NodeJS.ProcessEnv) => spawnSync('nats-server', ['-t', '-c', file], { env: { ...process.env, ...env }, encoding: 'utf8' });
