@@ -7,7 +7,7 @@
 // node that stalls holds a migration until it has run it, but not a session's deletion. ALTERs of the replicated tables go to
 // one replica of each shard, never through the DDL queue, unless the nodes a service knows
 // leave a shard out. The time each step takes is printed.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';

@@ -7,7 +7,7 @@
 // stores rows published on ROWS on both replicas of their shard, kills an abandoned read, and
 // purges deleted sessions with mutations that reach every replica. `analyst` reads and writes
 // nothing; the nodes ask each other as `cluster`.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

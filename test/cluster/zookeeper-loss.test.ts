@@ -7,7 +7,7 @@
 // has exactly one row, counted without FINAL on servers that never merge (a second copy only
 // where the design makes one: cluster-copies.ts). How long ROWS took to drain is printed.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { consumers, streams } from '../../bus/subjects.ts';
 import { queryRows } from '../../storage/clickhouse.ts';

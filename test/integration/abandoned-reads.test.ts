@@ -2,7 +2,7 @@
 // on (503) leaves no query of theirs running in ClickHouse shortly after, so another user's
 // reads are answered as usual. ClickHouse 18.16 runs a query on after its HTTP connection
 // closes: only the storage service's own limit and KILL QUERY end it.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { connectClickHouse, clickHouseServer, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';

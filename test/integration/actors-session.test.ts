@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { EgressPolicy } from '../../actors/egress/policy.ts';
 import { DecoderSpawner } from '../../actors/ingest/decoder-spawner.ts';

@@ -3,7 +3,7 @@
 // once; what is not about reaching JetStream fails at once. A real NATS server, stopped and
 // started again on the same port and store.
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';

@@ -2,7 +2,7 @@
 // (bus/permissions.ts), and the server refuses it what the kind must not do. The gateway,
 // facing the internet, reads no session record (they hold the streams' keys), answers no
 // operation and publishes no row; hosts and storage services answer only their own operations.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';

@@ -1,7 +1,7 @@
 // The request/reply boundary: whatever text an error message quotes, the reply reaches the
 // caller as the API error and the responder keeps serving; a request nobody waits for any more
 // is not started.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { badRequest } from '../../bus/errors.ts';

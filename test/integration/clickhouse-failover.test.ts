@@ -1,7 +1,7 @@
 // A comma-separated CLICKHOUSE_URL: requests move on from a server that cannot be reached (refused,
 // or dropping the connection mid-request) to the next and are sent again there; an error the
 // server answers with is the caller's and moves nothing.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { createClient } from '@clickhouse/client';
 import { createServer, type Server } from 'node:net';

@@ -3,7 +3,7 @@
 // in words, a session created and watched live until its worker works and the charts fill,
 // renamed, stopped (with its stop reason), shown at another granularity, the list's filters
 // and pages, and a delete. Screenshots go to var/test/artifacts/dashboard/.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';

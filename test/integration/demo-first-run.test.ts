@@ -6,7 +6,7 @@
 // same results, the list shows it, stopping the demo ends the session and its stream, and a
 // later start stops a demo session an earlier one left active.
 // Screenshots go to var/test/artifacts/demo-first-run/.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

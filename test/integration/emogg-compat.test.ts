@@ -2,7 +2,7 @@
 // API had before still work: `expand[]=session`, list bounds in Unix milliseconds, the
 // WebSocket `subscriptionId`, a bare session id as the worker-state key, and
 // DELETE /v1/sessions/:id end to end, from a live stream's rows in ClickHouse to none.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';

@@ -1,7 +1,7 @@
 // Custom sensor sources and events (spec 4.10, 4.11, section 6) through the REST API:
 // registration, sending one event or a batch on both paths, validation that rejects a whole
 // request, ownership, and the paginated list.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../ops/stack/ports.ts';

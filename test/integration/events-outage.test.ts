@@ -2,7 +2,7 @@
 // This file runs its own NATS and ClickHouse, so stopping them disturbs no other test; that
 // ClickHouse merges nothing, so an event stored twice is still there to be counted
 // (test/support/copies.ts).
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

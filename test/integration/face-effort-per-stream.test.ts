@@ -4,7 +4,7 @@
 // (about 16 px boxes in the 640 px analysis frame, 12 px at 480: ops/bench/face-floor.ts) keep
 // full effort and their count; four 48 px faces (18 px at 480, 12 px at 320) go to 480 px at
 // most and keep their count. The stored video seconds say the effort of each stream's seconds.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@
 // on any machine. Its faces are large enough to be found at 320 px, so nothing holds it at a
 // heavier step. Stepping back up once calm is the unit test's (test/unit/face-effort.test.ts):
 // here the only stream is the load.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 // The face pipeline end to end: live RTMP streams of still photos -> ingest -> face actor ->
 // rows -> ClickHouse -> GET /emotions and /emotions/timeline.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';

@@ -1,7 +1,7 @@
 // Two actor hosts; the one that owns a session is killed with SIGKILL; the other takes the
 // session over from the KV and restarts its worker.
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { waitUntil } from '../../ops/stack/process.ts';

@@ -2,7 +2,7 @@
 // starting servers whose ports were picked seconds earlier, so no two processes may be handed
 // the same port, and none may come from the range the OS takes outgoing connections' ports from
 // or be one fetch() refuses.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 // Property-based fuzzing of every REST route against the running service (ops/fuzz/rest.ts):
 // hostile ids, query strings, headers and bodies. On a failure fast-check prints the seed, the
 // path and the case; ops/fuzz/run.ts runs the long campaign.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import fc from 'fast-check';
 import { checkRestCase, restCase } from '../../ops/fuzz/rest.ts';
 import { FUZZ_ENV, FuzzTarget } from '../../ops/fuzz/target.ts';

@@ -1,7 +1,7 @@
 // Property-based fuzzing of the WebSocket API against the running service (ops/fuzz/ws.ts):
 // hostile messages before and after authentication, hostile upgrade requests reset by the
 // client. On a failure fast-check prints the seed, the path and the case.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import fc from 'fast-check';
 import { FUZZ_ENV, FuzzTarget } from '../../ops/fuzz/target.ts';
 import { checkWsCase, wsCase } from '../../ops/fuzz/ws.ts';

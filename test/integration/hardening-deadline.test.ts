@@ -1,7 +1,7 @@
 // A create that the host cannot finish before the gateway stops waiting writes nothing: the
 // client's 503 means "nothing was made". Here the gateway waits no longer than the host's
 // safety margin, so every create must be refused before it touches the session store.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { startServices, type Services } from '../../ops/support/services.ts';
 

@@ -2,7 +2,7 @@
 // NATS header or ClickHouse, numbers too large for SQL, a user taking every slot, a create the
 // host could not finish in time, a client retrying a create, and a refused request whose body
 // was still on its way.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { rawRequest } from '../../ops/fuzz/raw-http.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';

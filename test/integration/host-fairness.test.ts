@@ -8,7 +8,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { VideoSecond } from '../../bus/contracts/rows.ts';
 import { readConfig } from '../../bus/config.ts';

@@ -1,7 +1,7 @@
 // Ingest against real local stream servers: nginx-rtmp (rtmp, rtmps through TLS) and
 // GStreamer's RTSP server, fed by looped pre-encoded clips. Hostile servers are in
 // malicious-peers.test.ts.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -3,7 +3,7 @@
 // frames analysed, inference per model, rows published and written, REST requests by route
 // pattern and status, bus requests on both sides. And a process that cannot reach NATS yet
 // is alive but not ready.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

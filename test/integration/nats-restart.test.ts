@@ -3,7 +3,7 @@
 // file runs its own ClickHouse, merging nothing, so that a second stored twice is still there
 // to be counted (test/support/copies.ts).
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream } from '@nats-io/jetstream';
 import { finishWithRetries } from '../../actors/session/lifecycle.ts';

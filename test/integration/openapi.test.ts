@@ -3,7 +3,7 @@
 // true of the real service: every route is called on a live stream (its success and its typical
 // errors) and every answer must have a status the document lists for that route, a body its
 // schema accepts and the headers it promises.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 // Taking over the claims of exited processes (ops/stack/ports.ts): several processes that find
 // the same dead claimant at once must not both come away holding the port.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // create-stop-delete loop adds a bounded number of mutations per table, counted in ClickHouse's
 // own system.mutations; each deleted session answers 404 at once and its rows are gone after a
 // purge round; another user's events, posted all through the loop, are all stored.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { startServices, type Services, type TestUser } from '../../ops/support/services.ts';

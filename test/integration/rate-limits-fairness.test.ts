@@ -4,7 +4,7 @@
 // RateLimit-* headers of the budget that refused it) before it reaches the bus, and the other
 // user's answers do not change. Users are JWTs minted here, each test its own, so that no test
 // spends another's budgets.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';

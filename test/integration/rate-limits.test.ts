@@ -4,7 +4,7 @@
 // per forwarded client), unauthenticated WebSocket sockets per address and their time to sign
 // in, and JWTs (exp required, aud and iss checked, a socket closed when its token expires).
 // Other loopback addresses (127.0.0.2...) stand for other clients.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';

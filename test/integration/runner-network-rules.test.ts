@@ -3,7 +3,7 @@
 // that leaves rules whose owner is gone, which the next run removes, sparing a live run's.
 import { spawnSync, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';

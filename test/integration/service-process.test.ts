@@ -2,7 +2,7 @@
 // quickest process to start): started means its /readyz answers 200, and by then it serves; one
 // that exits first fails the start and names its log; one kept running that crashes is started
 // again, one stopped from outside stays down.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // connection dropped is given up in time for the next one to renew the lease. A real NATS server,
 // frozen (SIGSTOP) so that it holds the connection open and answers nothing.
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';

@@ -3,7 +3,7 @@
 // the moment it stops. An idle host takes a run of creates; a client that creates and stops
 // back to back is never refused; a full host answers 503 with when it expects room.
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { makeClip } from '../support/clips.ts';

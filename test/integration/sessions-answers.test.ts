@@ -3,7 +3,7 @@
 // Retry-After; never a 500 and never the gateway's own bus timeout ("request timed out"), which
 // tells the client nothing. A spinning child process keeps one of the cores busy meanwhile.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 

@@ -1,7 +1,7 @@
 // The REST contract of sessions (spec 4.1-4.5): create, list, get, rename and stop, against the
 // real gateway and actor host. Streams point at a closed local port: the worker keeps
 // reconnecting, which is all these tests need.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';

@@ -1,6 +1,6 @@
 // A cluster with no free slot answers 503 at once, and takes sessions again as soon as one ends.
 import { readdirSync, readFileSync } from 'node:fs';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';

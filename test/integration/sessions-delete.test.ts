@@ -4,7 +4,7 @@
 import { connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';

@@ -2,7 +2,7 @@
 // thread pool, with a timeout (actors/egress/resolver.ts): one user's creates naming a host
 // whose name server never answers cannot delay another user's create.
 import { createSocket, type Socket } from 'node:dgram';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { startServices, type Services } from '../../ops/support/services.ts';
 

@@ -1,6 +1,6 @@
 // Bad requests to the session endpoints: each answers the API's error body with the right
 // status, names the offending field, and leaves every session as it was.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';

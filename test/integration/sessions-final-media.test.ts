@@ -2,7 +2,7 @@
 // last heartbeat had written, in the record and in the list: at least every second of audio
 // whose row was stored.
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';

@@ -1,6 +1,6 @@
 // The session index is written when something a list shows changes, never per heartbeat, and a
 // list still shows the latest heartbeat: the storage service follows the session records.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';

@@ -5,7 +5,7 @@
 // service against the same list computed here.
 import { readConfig } from '../../bus/config.ts';
 import { seededRandom } from '../../ops/support/seeded-random.ts';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';

@@ -1,7 +1,7 @@
 // With ALLOW_PRIVATE_STREAM_HOSTS off (the production setting), a stream on a loopback,
 // private or link-local address is refused at creation: the service must not be a way into
 // the network it runs in.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { startServices, type Services } from '../../ops/support/services.ts';
 

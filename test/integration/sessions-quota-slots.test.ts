@@ -2,7 +2,7 @@
 // session/quotas.ts): after a user's quota's worth of sessions created and stopped, or created,
 // stopped and deleted, the next create is 201, not a 429 for sessions that are gone.
 import { randomUUID } from 'node:crypto';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 

@@ -2,7 +2,7 @@
 import { createLog } from '../../bus/log.ts';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Ingest, type IngestExit } from '../../actors/ingest/ingest.ts';
 import { DecoderSpawner } from '../../actors/ingest/decoder-spawner.ts';

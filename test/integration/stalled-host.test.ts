@@ -26,7 +26,7 @@ import { makeClip } from '../support/clips.ts';
 import { assertNoMerges, NO_MERGES, storedTwice } from '../support/copies.ts';
 import { pullersUnder } from '../support/pullers.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 
 const config = readConfig();
 const NAME = 'stalled-host';

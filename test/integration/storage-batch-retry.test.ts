@@ -21,7 +21,7 @@ import type { StorageService } from '../../storage/service.ts';
 import { sql } from '../../storage/sql.ts';
 import { storedTwice } from '../support/copies.ts';
 import { startStorageInProcess } from '../support/storage.ts';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import { audioRow } from '../support/audio-row.ts';
 
 const config = readConfig();

@@ -3,7 +3,7 @@
 // row around them lands; a full ROWS stream refuses new rows, publishers retry, nothing waiting
 // is lost.
 import { startStorageInProcess } from '../support/storage.ts';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';

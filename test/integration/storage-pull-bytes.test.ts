@@ -3,7 +3,7 @@
 // held at most that many bytes (its own metrics say so), every event is stored once, and the
 // process ran throughout. Without the bound the whole backlog would be one batch of 5,000
 // messages' worth.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

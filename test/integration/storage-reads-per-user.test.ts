@@ -3,7 +3,7 @@
 // of events), the storage service runs at most STORAGE_READS_IN_FLIGHT_PER_USER of them and
 // refuses the rest at once (429 with Retry-After), user B's reads are all answered 200, and the
 // writer, on sockets of its own, keeps storing B's events meanwhile.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { sessionDay } from '../../bus/ids.ts';

@@ -5,7 +5,7 @@
 // and the spans the views keep count rows, not inserts (the session index's too, whose rows
 // the index follower may store twice the same way).
 import { startStorageInProcess } from '../support/storage.ts';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

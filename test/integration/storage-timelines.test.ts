@@ -1,5 +1,5 @@
 // The timeline arithmetic on hand-made rows, computed by the real queries in ClickHouse.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';

@@ -4,7 +4,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { PACING_LIMITS } from '../../actors/ingest/pacing.ts';
 import { readConfig } from '../../bus/config.ts';

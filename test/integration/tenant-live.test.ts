@@ -4,7 +4,7 @@
 // that tenant's results and is refused another's. The service runs on a NATS server of this
 // file's own, which has those credentials, with users of three tenants, one of whose id is no
 // safe subject token.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 // The transcript pipeline end to end: a live RTMP stream of speech -> ingest -> voice activity
 // -> Moonshine -> VADER -> rows -> ClickHouse -> GET /audio/transcription and
 // /audio/transcription-sentiment.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';

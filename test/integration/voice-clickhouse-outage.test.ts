@@ -2,7 +2,7 @@
 // ClickHouse once it is back, every second once. This file runs its own ClickHouse (and a
 // service instance pointed at it) so that stopping it disturbs nothing else; that server merges
 // nothing, so a second stored twice is still there to be counted (test/support/copies.ts).
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { rmSync } from 'node:fs';

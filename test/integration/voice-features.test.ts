@@ -1,6 +1,6 @@
 // The voice pipeline end to end: live RTMP streams -> ingest -> voice actor -> rows ->
 // ClickHouse -> GET /audio/features, checked against tones whose pitch and level are known.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { waitUntil } from '../../ops/stack/process.ts';

@@ -3,7 +3,7 @@
 // client per /64 however it varies the rest, sockets that sign in are never refused for their
 // number, and a user's flood of subscribes spends the user's request budget (the one REST
 // requests spend) while another user's subscribes succeed.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { freePort } from '../../ops/stack/ports.ts';

@@ -4,7 +4,7 @@
 // sockets are sent at most WS_PUSH_BYTES_PER_SECOND_PER_USER, the rest dropped and announced
 // (channels:dropped). Meanwhile Bob's subscription to his own session gets every event he posts,
 // and his REST reads are answered.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../../ops/stack/ports.ts';

@@ -1,7 +1,7 @@
 // A real stream, watched live: a happy face and a 220 Hz tone published over RTMP, analysed by
 // a session, its live channels followed over the WebSocket API at 1 s. Then the analysts'
 // queries of the documentation run against the rows it left in ClickHouse.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

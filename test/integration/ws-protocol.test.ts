@@ -1,6 +1,6 @@
 // The WebSocket API against the running service: authentication, requests and replies,
 // ownership, subscriptions to worker state and custom events, and the limits.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:http';
 import { writeFileSync } from 'node:fs';

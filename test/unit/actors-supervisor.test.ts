@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Supervisor, type Child, type Clock, type SupervisorOptions } from '../../actors/supervisor.ts';
 

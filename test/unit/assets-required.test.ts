@@ -1,5 +1,5 @@
 import { readConfig } from '../../bus/config.ts';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { MODEL_FILES } from '../../actors/models/files.ts';
 import { assertModels } from '../../actors/models/required.ts';

@@ -1,6 +1,6 @@
 // A clone outside this environment has no mirror folder: every model and test file must also come
 // from somewhere public, and a URL must name a commit so that its bytes match the declared sha256.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { MODEL_ASSETS } from '../../actors/models/manifest.ts';
 import { BENCH_MEDIA_ASSETS, MEDIA_ASSETS } from '../../ops/assets/media.ts';

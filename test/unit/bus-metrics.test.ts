@@ -1,7 +1,7 @@
 // The operational endpoints and the pure parts of the metrics: readiness as the process moves
 // from starting to serving to stopping, the labels of a REST request, the writer's lag, and
 // the exposition reader the integration tests use.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
 import { Counter } from 'prom-client';

@@ -1,6 +1,6 @@
 // Each operation is served where bus/operations.ts says it is answered, and only there: read
 // from the sources, the first argument after the connection of every serve() call.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

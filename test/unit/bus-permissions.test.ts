@@ -1,7 +1,7 @@
 // The NATS users of bus/permissions.ts: each kind may call and answer what its code calls and
 // serves (read from the sources, as bus-operations.test.ts reads them), production's
 // configuration holds the same lists, and ids become subject tokens that cannot widen a subject.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -1,5 +1,5 @@
 // Stream URIs: only rtmp, rtmps and rtsp; credentials, path and query never shown.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { ServiceError } from '../../bus/errors.ts';
 import { parseStreamUri } from '../../bus/stream-uri.ts';

@@ -1,6 +1,6 @@
 // isTransient(): which failures are a dependency's (503, the caller may retry) and which are
 // ours or the caller's (kept as they are, so that bugs are not dressed as load).
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { errors } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';

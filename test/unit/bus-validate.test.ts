@@ -1,6 +1,6 @@
 // parse(): typed values out of untrusted input, or a 400 whose message and details name every
 // offending field.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { CreateSessionBody, ListSessionsQuery, UpdateSessionBody } from '../../bus/contracts/session.ts';
 import { EventInput } from '../../bus/contracts/events.ts';

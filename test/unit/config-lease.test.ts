@@ -1,6 +1,6 @@
 // A session's lease must outlast a heartbeat lost with its connection and the retry a beat later:
 // a takeover period shorter than three heartbeats stops the process at start.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 

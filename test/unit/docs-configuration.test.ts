@@ -1,7 +1,7 @@
 // docs/configuration.md lists every variable bus/config.ts reads, and only those: both are read
 // as text, the source for its read.<kind>('NAME', ...) calls, the document for the backquoted
 // names in the first column of its table.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

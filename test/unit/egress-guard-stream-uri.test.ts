@@ -2,7 +2,7 @@
 // placeholder on its command line, before main() reads its arguments, and wipes the variable;
 // a placeholder without a URI ends the process (actors/egress/guard.c). The guard as built by
 // ops/setup.sh, preloaded into sh, ffmpeg and ffprobe.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { readConfig } from '../../bus/config.ts';

@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { parseAllowance } from '../../actors/egress/allowance.ts';
 import { EgressPolicy, type Resolve } from '../../actors/egress/policy.ts';

@@ -1,7 +1,7 @@
 // The face effort policy per stream (actors/face/face-effort.ts), on a fake clock: which stream
 // is lowered when the thread drops frames, how far, when it goes back up, and when the thread
 // says it is saturated.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { FACE_EFFORT_LADDER, FaceEffort, MIN_DETECTABLE_FACE_PX, type EffortReview, type StreamEffort } from '../../actors/face/face-effort.ts';
 

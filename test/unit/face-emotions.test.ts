@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { EMOTION_KEYS } from '../../bus/contracts/rows.ts';
 import { EMOTION_OF_CLASS, EXPRESSION_CLASSES, dominantEmotion, toEmotionOrder } from '../../actors/face/emotions.ts';

@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Value } from '@sinclair/typebox/value';
 import { FaceSecond, VideoSecond } from '../../bus/contracts/rows.ts';

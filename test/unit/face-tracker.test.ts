@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Tracker, UNTRACKED, type Detection } from '../../actors/face/tracker.ts';
 import { seededRandom } from '../../ops/support/seeded-random.ts';

@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { decodeYunet, FaceDetector, paddedSize, toYunetInput, type YunetOutputs } from '../../actors/face/yunet.ts';

@@ -2,7 +2,7 @@
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { epochOf, fenced } from '../../storage/fence.ts';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 
 const createdAt = 1_700_000_000_000;
 const record = (epoch?: number, epochStartedAt?: number) => ({ createdAt, epoch, epochStartedAt }) as SessionRecord;

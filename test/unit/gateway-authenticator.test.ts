@@ -1,5 +1,5 @@
 // Who is calling: tokens-file entries, HS256 JWTs with `sub` and `product`, and nothing else.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 // Which client a request comes from: X-Forwarded-For counts only when the peer, and each hop
 // read before the client, is a proxy named in TRUSTED_PROXIES; and what it is counted as by
 // every bound by address: an IPv4 address, or an IPv6 /64.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { IncomingMessage } from 'node:http';
 import { ClientAddresses, clientKey } from '../../gateway/client-address.ts';

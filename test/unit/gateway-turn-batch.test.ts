@@ -1,5 +1,5 @@
 // Bus requests of one round of I/O are sent together in the loop's check phase, in one run.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { TurnBatch } from '../../gateway/turn-batch.ts';
 

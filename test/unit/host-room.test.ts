@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { roomFor, type HostState, type UnmeasuredSession } from '../../actors/host-room.ts';
 import { SessionCost } from '../../actors/session-cost.ts';

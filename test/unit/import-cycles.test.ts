@@ -4,7 +4,7 @@
 // each other above it, never reaching into ops/ or test/; no file imports itself back through
 // any path; and no two folders beside each other (actors/face/, actors/models/) depend on each
 // other.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

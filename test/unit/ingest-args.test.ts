@@ -1,6 +1,6 @@
 // The ffprobe and ffmpeg command lines of ingest, and the analysis size arithmetic (checked
 // against ffmpeg's own evaluation of the scale expression, read from its PPM frames).
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

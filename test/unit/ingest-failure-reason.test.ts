@@ -1,6 +1,6 @@
 // ffmpeg's and ffprobe's stderr, as captured from ffmpeg 5.1 here, named in our own words; the
 // stream server's text and the URI's credentials are never repeated.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { FailureReason, NO_STREAM_URI } from '../../actors/ingest/failure-reason.ts';
 

@@ -1,6 +1,6 @@
 // Cutting the video pipe (PPM images) into whole frames, whatever the chunk boundaries, and
 // ending cleanly, never throwing, on anything that is not the announced frames.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { FrameAssembler, type Frame } from '../../actors/ingest/frame-assembler.ts';
 

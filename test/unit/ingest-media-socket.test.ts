@@ -1,7 +1,7 @@
 // ffmpeg's outputs as the host reads them: unix sockets in the host's private directory. Real
 // ffmpeg, started through the spawner with the stream's protocol whitelist and the egress guard
 // as a pull has them, writes to one; nothing else can connect in its place.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';

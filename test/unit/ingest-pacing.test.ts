@@ -1,7 +1,7 @@
 // The pacing of a pull (actors/ingest/pacing.ts): when reading is held, when it goes on, and
 // when a stream counts as staying faster than real time.
 import fc from 'fast-check';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { MediaPacing, PACING_LIMITS, type PacingDecision } from '../../actors/ingest/pacing.ts';
 

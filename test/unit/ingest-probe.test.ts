@@ -2,7 +2,7 @@
 // which end in our words and never throw.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { ffprobePath } from '../../actors/ingest/ffmpeg-args.ts';
 import { readProbeOutput } from '../../actors/ingest/stream-info.ts';

@@ -1,5 +1,5 @@
 // The process lifecycle around the media: bad options, missing binaries, stop().
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';

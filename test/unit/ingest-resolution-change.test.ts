@@ -4,7 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { analysisSize, buildIngestArgs } from '../../actors/ingest/ffmpeg-args.ts';
 import { FrameAssembler } from '../../actors/ingest/frame-assembler.ts';

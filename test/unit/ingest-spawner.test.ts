@@ -2,7 +2,7 @@
 // is the spawner's child, not ours; its stdout, stderr and exit come back; it is killed on
 // request; a program that cannot run says so; a spawner that dies loses its runs and is started
 // again; one let go of kills what it still runs.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';

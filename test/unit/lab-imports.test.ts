@@ -2,7 +2,7 @@
 // each part of it exports, so that a file moved inside actors/ or bus/ breaks no benchmark; and
 // nothing outside the lab imports it, so that the service and its tests never need the lab.
 // The lab may use the house's shared tooling (ops/support, ops/assets, test/support) as it is.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

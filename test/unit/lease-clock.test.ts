@@ -1,5 +1,5 @@
 // The time a host counts against another's heartbeat: only time the bucket could take writes.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { LeaseClock } from '../../actors/session/lease-clock.ts';
 

@@ -1,6 +1,6 @@
 // The one model-thread helper (actors/models/stream-thread.ts), on a body without a model:
 // streams and calls, a failed call, and the one way a thread fails and comes back.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { StreamThread } from '../../actors/models/stream-thread.ts';
 import type { EchoReply, EchoRequest } from '../support/echo-thread.ts';

@@ -1,7 +1,7 @@
 // Skipped tests reach the run's totals: a file's skips are counted, and the closing line says
 // "N passed, N failed" with ", N skipped" only when there are some.
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { reportRun } from '../../ops/testing/report.ts';

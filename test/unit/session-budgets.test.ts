@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { pino } from 'pino';
 import { SessionBudgets } from '../../actors/session-budgets.ts';

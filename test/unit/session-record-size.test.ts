@@ -1,6 +1,6 @@
 // The largest session record the API's limits allow, and the caches' bound in bytes
 // (bus/session-record-size.ts, bus/byte-bounded-cache.ts).
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Value } from '@sinclair/typebox/value';
 import { ByteBoundedCache } from '../../bus/byte-bounded-cache.ts';

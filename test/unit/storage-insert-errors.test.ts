@@ -1,5 +1,5 @@
 // Which ClickHouse failures are the data's (set aside) and which a shard's (retried, or a 503).
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { isDataError, isShardUnreachable } from '../../storage/insert-errors.ts';
 

@@ -1,6 +1,6 @@
 // Which changes the session index stores: a change a list shows, never a heartbeat after a row
 // this service wrote, and a row whenever another service may have written since.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';

@@ -1,6 +1,6 @@
 // The session lists' memory: what it answers after a deletion, a restarted watch, a horizon
 // from either source, with nothing kept, and past its total.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';

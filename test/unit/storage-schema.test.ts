@@ -1,6 +1,6 @@
 // Where the schema's statements go: an ALTER of a table holding rows is handed over as such
 // (on a cluster it is sent to one replica of each shard), and only written ON CLUSTER when asked.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { alterQuery, Schema } from '../../storage/schema.ts';
 import { MIGRATIONS } from '../../storage/migrations.ts';

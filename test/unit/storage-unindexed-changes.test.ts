@@ -1,7 +1,7 @@
 // The changes each user's list must find in the session index: per user, one a session, its
 // latest; gone once the index shows it, once the consumer has acknowledged past it, or once the
 // session is deleted; and the watch's position, which a list waits for.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';

@@ -2,7 +2,7 @@
 // Each side works until the process has used BUSY_SECONDS of CPU, however busy the machine.
 import { Worker } from 'node:worker_threads';
 import { once } from 'node:events';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { threadCpuSeconds } from '../../actors/models/thread-cpu.ts';
 

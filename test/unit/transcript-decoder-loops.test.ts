@@ -1,6 +1,6 @@
 // A phrase of three or more words the decoder wrote twice in a row within a sentence is written
 // once; everything else of the transcript stays as it was.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { withoutDecoderLoops } from '../../actors/speech/decoder-loops.ts';

@@ -2,7 +2,7 @@
 // 10 dB SNR the routed transcript is base's and has fewer word errors than tiny's; the clean
 // sample is tiny's; a threshold of 0 leaves every segment to tiny.
 import { readConfig } from '../../bus/config.ts';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/signed-byte-products.ts';
 import { SpeechToText } from '../../actors/speech/moonshine.ts';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { MODEL_FILES } from '../../actors/models/files.ts';

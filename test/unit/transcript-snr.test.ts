@@ -2,7 +2,7 @@
 // its transcriber by. JFK's sample, clean and under pink noise at 20, 10 and 5 dB, goes through
 // the transcription queue to a router whose two transcribers only say which one they are: a row
 // below the threshold must be the noisy transcriber's, every other the clean one's.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SpeechSegment } from '../../bus/contracts/rows.ts';
 import { segmentSnrDb } from '../../actors/speech/noise-floor.ts';

@@ -1,5 +1,5 @@
 import { readConfig } from '../../bus/config.ts';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { ThreadedSpeechToText } from '../../actors/speech/threaded.ts';
 import { SpeechToTextPool } from '../../actors/speech/pool.ts';

@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { BackgroundLevel, DEFAULT_BACKGROUND_LEVEL } from '../../actors/voice/background-level.ts';
 import { DEFAULT_SEGMENTER, SpeechSegmenter } from '../../actors/voice/segmenter.ts';

@@ -1,7 +1,7 @@
 // Pitch tracking without octave errors: voice-like tones that fool the McLeod method on its own
 // into jumping an octave, real octave glides and jumps that must still be followed, and the
 // spread of the JFK sample's pitch.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { PitchDetector } from 'pitchy';
 import type { AudioSecond } from '../../bus/contracts/rows.ts';

@@ -1,7 +1,7 @@
 // Voice prosody on synthetic speech: pitch variability on voiced glides and tones whose pitch
 // movement is known, pause ratio on a known pattern of speech and pauses, speaking rate on
 // espeak-ng speech of known words at known rates; per second, per utterance and per interval.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import type { AudioSecond } from '../../bus/contracts/rows.ts';

@@ -1,4 +1,4 @@
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';

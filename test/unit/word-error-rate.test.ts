@@ -1,7 +1,7 @@
 // Word error rate, and the same edits charged to each reference word (to score the voices of
 // one transcript apart).
 import fc from 'fast-check';
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { errorsPerReferenceWord, wordErrorRate, wordErrors } from '../../ops/support/word-error-rate.ts';
 

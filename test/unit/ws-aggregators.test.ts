@@ -1,5 +1,5 @@
 // The periodic channels of the WebSocket API fold a period's live rows into one payload.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { EMOTION_KEYS, type AudioSecond, type CustomEvent, type EmotionKey, type FaceSecond, type SpeechSegment } from '../../bus/contracts/rows.ts';
 import { MAX_ITEMS_PER_MESSAGE, createAggregator } from '../../gateway/ws/aggregators.ts';

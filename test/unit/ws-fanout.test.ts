@@ -2,7 +2,7 @@
 // listening (the same Buffer goes to each), every user's pushed bytes come out of that user's
 // own bucket, and a socket whose messages are dropped is told once. Real sockets on loopback,
 // in this process.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';

@@ -1,6 +1,6 @@
 // Per-connection message rate, per-user connection counts, sockets not signed in per address,
 // and subscription keys.
-import { test } from '../support/uvu.ts';
+import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { Counts } from '../../gateway/counts.ts';
 import { MessageRate } from '../../gateway/ws/limits.ts';

@@ -1,4 +1,4 @@
-import { test } from '../../../../test/support/uvu.ts';
+import { test } from '../../../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { CROP_SIDE, CROP_VALUES, cropFace, cropValues, loadAnalysisModels } from '../../../../actors/face/index.ts';
 import { alignedGeometry, cropAligned, mirrorCrop } from '../../lib/aligned-crop.ts';

@@ -1,4 +1,4 @@
-import { test } from '../../../../test/support/uvu.ts';
+import { test } from '../../../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { CLASS_COUNT, cropValues, EXPRESSION_CLASSES, type Face, loadAnalysisModels } from '../../../../actors/face/index.ts';

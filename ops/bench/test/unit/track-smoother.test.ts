@@ -1,4 +1,4 @@
-import { test } from '../../../../test/support/uvu.ts';
+import { test } from '../../../support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { CLASS_COUNT } from '../../../../actors/face/index.ts';
 import { TrackSmoother } from '../../lib/track-smoother.ts';
