@@ -4,8 +4,9 @@
 // Each fault is shown to hit: the leader's loss makes another member lead, the ensemble's stops
 // inserts. Through both, reads answer 200 or 503 within the client's timeout, and ROWS drains
 // once the ensemble is back; at the end no row was set aside as dead and every second of media
-// has exactly one row, counted without FINAL on servers that never merge (a second copy only
-// where the design makes one: cluster-copies.ts). How long ROWS took to drain is printed.
+// has its row (save audio a host shed: shed-audio.ts), exactly one, counted without FINAL on
+// servers that never merge (a second copy only where the design makes one: cluster-copies.ts).
+// How long ROWS took to drain is printed.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
@@ -18,6 +19,7 @@ import { ask } from '../../ops/stack/zookeeper.ts';
 import { DATABASE, startLiveCluster, type LiveCluster, type Reads } from '../support/live-cluster.ts';
 import { assertAudioStoredOnce, assertNoMergesOnCluster } from '../support/cluster-copies.ts';
 import { sql } from '../../storage/sql.ts';
+import { assertGapsShed, gapsOf } from '../support/shed-audio.ts';
 
 const LOSS_MS = 60_000;
 
@@ -137,8 +139,8 @@ test('no row set aside as dead, and every second of media has its row', async ()
     return consumer.num_pending === 0 && consumer.num_ack_pending === 0;
   }, 60_000);
   assert.is((await jsm.streams.info(streams.deadRows)).state.messages, 0, 'no row dead-lettered');
+  let missing = 0;
   for (const { id } of sessions) {
-    const media = (await session(id)).meta.mediaSeconds as number;
     const times = heard.get(id)!;
     // A read may go to a replica still fetching the newest parts from its partner: read until
     // every second heard live is there (what is still missing after 30 s is reported below).
@@ -149,13 +151,22 @@ test('no row set aside as dead, and every second of media has its row', async ()
       notStored = [...times.keys()].filter((second) => !seconds.includes(second));
       return notStored.length === 0;
     }, 30_000).catch(() => {});
-    const gaps = seconds.slice(1).flatMap((second, i) => (second - seconds[i]! > 1 ? [`${seconds[i]! + 1}-${second - 1}`] : []));
+    const { gaps, missing: missingHere } = gapsOf(seconds);
+    // The owner adds the media of the last moments to the record once its worker has stopped, a
+    // moment after the record reads finished: read the count once that write is in.
+    let media = 0;
+    await waitUntil('the final media count written', async () => {
+      media = (await session(id)).meta.mediaSeconds as number;
+      return seconds.length + missingHere - media <= 2;
+    }, 15_000).catch(() => {});
     console.log(`  session ${id}: ${media} s of media, rows for ${seconds.length} seconds, gaps [${gaps.join(', ')}]`);
     assert.equal(notStored, [], 'every second heard live is stored');
-    assert.equal(gaps, [], 'a row for every second from the first to the last');
+    missing += missingHere;
     // The media begins and ends in the middle of a second, each with its row.
-    assert.ok(seconds.length - media >= -1 && seconds.length - media <= 2, `rows for ${seconds.length} seconds, ${media} s of media`);
+    assert.ok(seconds.length + missingHere - media >= -1 && seconds.length + missingHere - media <= 2, `rows for ${seconds.length} seconds, ${media} s of media`);
   }
+  // A second from the first to the last without its row only where a host shed the audio.
+  await assertGapsShed(missing, cluster.hosts);
 });
 
 // Found by this check and not yet explained: after the leader's loss, a second whose insert met
