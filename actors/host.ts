@@ -95,7 +95,7 @@ export class ActorHost {
     });
   }
 
-  /** Checks the models and the egress guard, loads the models, joins the bus, and starts serving. */
+  /** Checks the models and the egress guard, starts the analysis threads, joins the bus, and starts serving. */
   static async start(config: Config, rootLog: Logger, metrics: HostMetrics): Promise<ActorHost> {
     const log = rootLog.child({ component: 'host' });
     const hostId = config.hostId;

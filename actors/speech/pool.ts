@@ -11,7 +11,7 @@ export class SpeechToTextPool implements Transcriber {
     if (threads.length === 0) throw new Error('a transcription pool needs at least one thread');
   }
 
-  /** Starts `threads` threads and waits until each has loaded its models. */
+  /** Starts `threads` threads and waits until each is up; each loads a model when a segment first needs it. */
   static async start(thread: SpeechThreadOptions, options: { threads: number } & SpeechObservers): Promise<SpeechToTextPool> {
     const started = await Promise.allSettled(
       Array.from({ length: options.threads }, () => ThreadedSpeechToText.start(thread, options)),
