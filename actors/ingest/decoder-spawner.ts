@@ -10,11 +10,12 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../bus/log.ts';
+import { BUNDLE_EXEC_ARGV, bundled } from '../../bus/typescript-bundle.ts';
 import { decoderEnvironment } from './decoder-environment.ts';
 import { makeSocketDir } from './socket-dir.ts';
 import type { SpawnerReport, SpawnerRequest } from './spawner-protocol.ts';
 
-const SPAWNER_ENTRY = fileURLToPath(new URL('./spawner-process.ts', import.meta.url));
+const SPAWNER_SOURCE = fileURLToPath(new URL('./spawner-process.ts', import.meta.url));
 
 /** The reason a process's run ends with when the spawner running it died. */
 export const SPAWNER_LOST = 'decoder spawner stopped';
@@ -106,11 +107,13 @@ export class DecoderSpawner {
   private constructor(
     /** The host's private directory of media sockets (socket-dir.ts). */
     readonly socketDir: string,
+    /** The spawner's bundle, made once: a restart runs the same code. */
+    private readonly entry: string,
     private readonly log: Logger,
   ) {}
 
   static async start(options: DecoderSpawnerOptions): Promise<DecoderSpawner> {
-    const spawner = new DecoderSpawner(await makeSocketDir(options.runDir), options.log);
+    const spawner = new DecoderSpawner(await makeSocketDir(options.runDir), await bundled(SPAWNER_SOURCE), options.log);
     spawner.fork();
     return spawner;
   }
@@ -159,7 +162,7 @@ export class DecoderSpawner {
 
   private fork(): void {
     // The decoders' environment, not the host's: the spawner has no use for the service's secrets.
-    const child = fork(SPAWNER_ENTRY, [], { env: decoderEnvironment(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(this.entry, [], { env: decoderEnvironment(), execArgv: BUNDLE_EXEC_ARGV, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.child = child;
     this.startedAt = Date.now();
     child.on('message', (report: SpawnerReport) => this.running.get(report.id)?.relay(report));

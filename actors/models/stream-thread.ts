@@ -128,8 +128,18 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
   }
 
   private thread(): Promise<Worker> {
-    this.worker ??= new Promise((resolve, reject) => {
-      const worker = startTsWorker(this.body, this.workerData);
+    this.worker ??= startTsWorker(this.body, this.workerData).then(
+      (worker) => this.started(worker),
+      (error) => {
+        this.worker = undefined;
+        throw error;
+      },
+    );
+    return this.worker;
+  }
+
+  private started(worker: Worker): Promise<Worker> {
+    return new Promise((resolve, reject) => {
       worker.on('message', (reply: Reply | ControlReply) => {
         if (reply.type === 'ready') {
           resolve(worker);
@@ -149,6 +159,5 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
       worker.on('error', fail);
       worker.on('exit', (code) => fail(new Error(`the ${this.name} thread exited with code ${code}`)));
     });
-    return this.worker;
   }
 }

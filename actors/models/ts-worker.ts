@@ -1,9 +1,9 @@
-// A worker thread running a TypeScript module. A worker does not inherit the process's
-// TypeScript loader: it registers it first, then loads its body.
+// A worker thread running a TypeScript module: its bundle (bus/typescript-bundle.ts), so the
+// thread needs no loader of its own.
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { BUNDLE_EXEC_ARGV, bundled } from '../../bus/typescript-bundle.ts';
 
-export function startTsWorker(body: URL, workerData: unknown): Worker {
-  const bootstrap = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-  .then(({ register }) => { register(); return import(${JSON.stringify(body.href)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData });
+export async function startTsWorker(body: URL, workerData: unknown): Promise<Worker> {
+  return new Worker(pathToFileURL(await bundled(fileURLToPath(body))), { workerData, execArgv: BUNDLE_EXEC_ARGV });
 }

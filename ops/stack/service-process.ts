@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Supervisor, type Child, type SupervisorOptions } from '../../actors/supervisor.ts';
+import { BUNDLE_EXEC_ARGV, bundled } from '../../bus/typescript-bundle.ts';
 import { localPasswords, withCredential } from './bus-credentials.ts';
 import { startService, type Service } from './process.ts';
 
@@ -40,7 +41,7 @@ export interface ServiceSpec {
 export async function launchService(spec: ServiceSpec): Promise<Service> {
   const metrics = metricsUrl(spec);
   const nats = spec.env.NATS_URL === undefined ? {} : { NATS_URL: withCredential(spec.env.NATS_URL, spec.role, localPasswords()[spec.role]) };
-  const service = startService(spec.id, process.execPath, ['--import', 'tsx', join(spec.projectRoot, MAIN[spec.role])], {
+  const service = startService(spec.id, process.execPath, [...BUNDLE_EXEC_ARGV, await bundled(join(spec.projectRoot, MAIN[spec.role]))], {
     logFile: spec.logFile,
     env: { ...spec.env, ...nats, HOST_ID: spec.id, METRICS_HOST: spec.metricsHost ?? '127.0.0.1', METRICS_PORT: String(spec.metricsPort) },
     cwd: spec.projectRoot,

@@ -1,4 +1,4 @@
-// Runs one test file with uvu in a process of its own, so that one that crashes fails alone.
+// Runs one test file in a process of its own, so that one that crashes fails alone.
 // Its output is kept whole and printed once the file ends (files run side by side would
 // otherwise interleave), and written to a log. A file that runs past its time limit is killed
 // with every process it started, and fails with its last lines. The network rules it added are
@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { removeFileRules, ruleTag } from './network-rules.ts';
 import type { ChildCpu } from './child-cpu.ts';
 import { killTree } from './process-tree.ts';
+import { BUNDLE_EXEC_ARGV, bundled } from '../../bus/typescript-bundle.ts';
 
 export interface FileOutcome {
   file: string;
@@ -45,13 +46,20 @@ const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 /** A count of uvu's closing summary: the last such line, as a test may print the like before it. */
 const countOf = (label: string, text: string) => Number([...text.matchAll(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'gm'))].at(-1)?.[1] ?? 0);
 
-export function runFile({ projectRoot, file, env, limitMs, logDir, childCpu }: FileRun): Promise<FileOutcome> {
+export async function runFile({ projectRoot, file, env, limitMs, logDir, childCpu }: FileRun): Promise<FileOutcome> {
   const started = Date.now();
+  let entry: string;
+  try {
+    entry = await bundled(join(projectRoot, 'test', file));
+  } catch (error) {
+    const reason = `${file} could not be bundled: ${(error as Error).message}`;
+    return { file, passed: 0, failed: 1, skipped: 0, ms: Date.now() - started, cpuSeconds: 0, failures: [reason], output: reason };
+  }
   const tag = ruleTag(process.pid, file);
   let output = '';
   return new Promise((resolve) => {
-    const exactly = `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'test', exactly], {
+    // A test file runs its own tests (uvu's test.run() at its end), from its bundle.
+    const child = spawn(process.execPath, [...BUNDLE_EXEC_ARGV, entry], {
       cwd: projectRoot,
       env: { ...env, TEST_RULE_TAG: tag },
       stdio: ['ignore', 'pipe', 'pipe'],

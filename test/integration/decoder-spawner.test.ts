@@ -161,7 +161,7 @@ test("a session's ffmpeg is the spawner's child, writes to the host's sockets, a
   const spawner = stat(ffmpeg)!.ppid;
   assert.is.not(spawner, host.pid, 'not a child of the actor host');
   assert.is(stat(spawner)?.ppid, host.pid, "the spawner is the host's child");
-  assert.match(commandLine(spawner), /spawner-process\.ts/);
+  assert.match(commandLine(spawner), /spawner-process-\w+\.mjs/);
   // The media goes to unix sockets in the host's own directory under the run dir.
   assert.match(commandLine(ffmpeg), new RegExp(` unix:${join(config.varDir, 'run')}/decoders-${host.pid}-\\w+/\\d+-audio\\.sock `));
   // The pid the spawner relayed is the one whose /proc the host reads for the session's cost.
