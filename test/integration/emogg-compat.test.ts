@@ -11,6 +11,7 @@ import { connectBus } from '../../bus/connection.ts';
 import { createLog } from '../../bus/log.ts';
 import { streams, subjects, tenantOf } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
+import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
@@ -222,14 +223,24 @@ async function rowsOf(session: string): Promise<Record<string, number>> {
 }
 
 /** The rows of `session` once they stop changing: its worker is done and the writer caught up. */
-async function settledRows(session: string): Promise<Record<string, number>> {
-  let previous = '';
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(2000)) {
-    const counts = await rowsOf(session);
-    if (JSON.stringify(counts) === previous) return counts;
-    previous = JSON.stringify(counts);
-  }
-  throw new Error(`rows of ${session} did not settle: ${previous}`);
+async function hostMetrics(): Promise<ReturnType<typeof parsePrometheusText>> {
+  return parsePrometheusText(await (await fetch(`${services.metrics.hosts[0]}/metrics`)).text());
+}
+
+/**
+ * Stops a session and reads its rows once its actor has left the host with every row it made
+ * acknowledged by ROWS (its last speech segment is transcribed first) and the writer has stored
+ * them: they are final.
+ */
+async function stopForGood(session: string): Promise<Record<string, number>> {
+  const running = total(await hostMetrics(), 'emo_sessions_active')!;
+  await stopSession(services, session);
+  await waitUntil(`session ${session}'s actor gone with its rows sent`, async () => {
+    const samples = await hostMetrics();
+    return total(samples, 'emo_sessions_active') === running - 1 && total(samples, 'emo_row_messages_unacknowledged') === 0;
+  }, 60_000);
+  await services.rowsStored();
+  return rowsOf(session);
 }
 
 test('DELETE /v1/sessions/:id removes a finished session and every row of it, and nothing else', async () => {
@@ -267,8 +278,7 @@ test('DELETE /v1/sessions/:id removes a finished session and every row of it, an
   }
   assert.is((await services.api('GET', `/v1/sessions/${id}`)).status, 200, 'refused deletes removed nothing');
 
-  await stopSession(services, other);
-  const otherRows = await settledRows(other);
+  const otherRows = await stopForGood(other);
   // Deleted right after its stop: rows the worker still flushes must not outlive the delete.
   await stopSession(services, id);
   const deleted = await services.api('DELETE', `/v1/sessions/${id}`);

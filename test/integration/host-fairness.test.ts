@@ -67,12 +67,13 @@ test.after(async () => {
 });
 
 /** The face thread's steps down, in the order the host logged them. */
-function effortSteps(log: string): { session: string; level: number }[] {
+/** In the host log's order: each lowering of a stream's face effort, and each session's end. */
+function effortSteps(log: string): ({ session: string; level: number } | { session: string; ended: true })[] {
   return log
     .split('\n')
-    .filter((line) => line.includes('face analysis behind: reduced effort for a stream'))
-    .map((line) => JSON.parse(line) as { session: string; stepsBelowFull: number })
-    .map(({ session, stepsBelowFull }) => ({ session, level: stepsBelowFull }));
+    .filter((line) => line.includes('face analysis behind: reduced effort for a stream') || line.includes('"msg":"session ends"'))
+    .map((line) => JSON.parse(line) as { session: string; stepsBelowFull?: number })
+    .map(({ session, stepsBelowFull }) => (stepsBelowFull === undefined ? { session, ended: true as const } : { session, level: stepsBelowFull }));
 }
 
 const create = (name: string, streamUri: string, token: string) => services.api('POST', '/v1/sessions', { body: { name, streamUri }, token });
@@ -147,12 +148,12 @@ test("one user's sessions on streams pushed at wire speed leave another user's c
   assert.ok(inner.every((row) => row.frames <= 2 * config.analysisFps), `no second holds a burst: ${JSON.stringify(inner.map((row) => row.frames))}`);
   // Bob's bursts lower nobody; only the face thread truly behind (a machine busy with other
   // work) lowers anyone, and then bob's streams, which cost it more, go to their floor first:
-  // alice's is lowered, if at all, only after both of bob's are as low as they go.
-  const lowered = effortSteps(readFileSync(join(services.logDir, 'host-fairness-host-1.log'), 'utf8'));
-  const alicesFirst = lowered.findIndex((step) => step.session === id);
+  // alice's is lowered, if at all, only after each of bob's is as low as it goes, or has ended.
+  const steps = effortSteps(readFileSync(join(services.logDir, 'host-fairness-host-1.log'), 'utf8'));
+  const alicesFirst = steps.findIndex((step) => step.session === id && 'level' in step);
   for (const heavyId of heavy) {
-    const floor = lowered.findIndex((step) => step.session === heavyId && step.level === 2);
-    assert.ok(alicesFirst === -1 || (floor !== -1 && floor < alicesFirst), `alice's stream lowered before bob's ${heavyId} was at its floor: ${JSON.stringify(lowered)}`);
+    const floorOrEnd = steps.findIndex((step) => step.session === heavyId && ('ended' in step || step.level === 2));
+    assert.ok(alicesFirst === -1 || (floorOrEnd !== -1 && floorOrEnd < alicesFirst), `alice's stream lowered before bob's ${heavyId} was at its floor: ${JSON.stringify(steps)}`);
   }
 
   // Bob's sessions are held to real time and end as too fast; alice's goes on.
