@@ -7,7 +7,7 @@ import { availableParallelism, hostname } from 'node:os';
 const projectRoot = resolve(import.meta.dirname, '..');
 
 /** Typed reads of environment variables; a value that does not parse stops the process at start. */
-class Environment {
+export class Environment {
   constructor(private readonly env: NodeJS.ProcessEnv) {}
 
   text(name: string, fallback: string): string {
@@ -211,15 +211,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     modelsDir: resolve(read.text('MODELS_DIR', resolve(varDir, 'models'))),
     mediaDir: resolve(read.text('MEDIA_DIR', resolve(varDir, 'media'))),
     assetsMirror: read.optionalText('ASSETS_MIRROR'),
-
-    // test runner (ops/test.ts)
-    // Lanes of integration files side by side: most of their time is spent waiting on servers.
-    testLanes: read.wholeNumber('TEST_LANES', Math.max(2, availableParallelism() + 1), 1),
-    // A test file running longer than this has hung: it is stopped and fails.
-    testFileLimitSeconds: read.number('TEST_FILE_LIMIT_SECONDS', 600, 1),
-    // Cluster files side by side in the cluster stage, each on clusters of its own, beside the
-    // result checks on one more: most of their time is spent waiting out a fault.
-    testClusterLanes: read.wholeNumber('TEST_CLUSTER_LANES', 2, 1),
   } as const;
 }
 

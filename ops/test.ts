@@ -25,8 +25,10 @@ import { ChildCpu } from './testing/child-cpu.ts';
 import { runFile, type FileOutcome } from './testing/run-file.ts';
 import { Scheduler, type Queue } from './testing/schedule.ts';
 import { runningTestServers } from './testing/test-servers.ts';
+import { readRunnerConfig } from './testing/runner-config.ts';
 
 const config = readConfig();
+const runner = readRunnerConfig();
 const started = Date.now();
 
 const args = process.argv.slice(2);
@@ -44,7 +46,7 @@ const RESULT_CHECKS = ['storage-timelines', 'clickhouse-current', 'sessions-list
 // Per run, so that runs side by side never share a server or a data folder.
 const dir = join(config.varDir, 'test', `stack-${process.pid}`);
 const logDir = join(config.varDir, 'test', 'output');
-const fileLimitMs = config.testFileLimitSeconds * 1000;
+const fileLimitMs = runner.fileLimitSeconds * 1000;
 const childCpu = new ChildCpu();
 
 interface Lane {
@@ -88,8 +90,8 @@ async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]>
     stops.push(clickhouse.stop);
     clickhouseUrl = clickhouse.url;
   }
-  const lanes = needServers ? config.testLanes : availableParallelism();
-  console.log(`${lanes} lanes side by side (${needServers ? `TEST_LANES, by default the ${availableParallelism()} cores this machine has, plus one` : 'one per core'}).`);
+  const lanes = needServers ? runner.lanes : availableParallelism();
+  console.log(`${lanes} lanes side by side (${needServers ? `TEST_LANES, by default two for each of the ${availableParallelism()} cores this machine has` : 'one per core'}).`);
   for (let i = 0; i < lanes; i++) {
     const name = `lane ${String.fromCharCode(97 + i)}`;
     let env: NodeJS.ProcessEnv = {};
@@ -130,7 +132,7 @@ try {
   if (clusterStage) {
     // The cluster files start their own clusters; the result checks run on one started here.
     const clusterFiles = testFiles.filter((file) => file.startsWith('cluster/'));
-    const clusterLanes = Array.from({ length: config.testClusterLanes }, (_, i): Lane => ({ name: `cluster files ${i + 1}`, env: {}, takes: ['servers'] }));
+    const clusterLanes = Array.from({ length: runner.clusterLanes }, (_, i): Lane => ({ name: `cluster files ${i + 1}`, env: {}, takes: ['servers'] }));
     const runs = [runLanes(clusterFiles, clusterLanes)];
     if (RESULT_CHECKS.length > 0) runs.push(onCluster(RESULT_CHECKS, stops));
     outcomes = (await Promise.all(runs)).flat();

@@ -1,6 +1,7 @@
-// docs/configuration.md lists every variable bus/config.ts reads, and only those: both are read
-// as text, the source for its read.<kind>('NAME', ...) calls, the document for the backquoted
-// names in the first column of its table.
+// docs/configuration.md lists every variable bus/config.ts (the service) and
+// ops/testing/runner-config.ts (the test runner) read, and only those: all are read as text, the
+// sources for their read.<kind>('NAME', ...) calls, the document for the backquoted names in the
+// first column of its tables.
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
@@ -25,8 +26,8 @@ test('the readings find the names in both shapes', () => {
   assert.equal(documentedIn('| variable | default |\n|---|---|\n| `GATEWAY_PORT` | `8080` |\n| `A_B`, `C` | `1`, `2` |\n| see `NOT_A_ROW` |'), ['GATEWAY_PORT', 'A_B', 'C']);
 });
 
-test('every variable bus/config.ts reads is in docs/configuration.md, and every one there is read', () => {
-  const read = sorted(readIn(readFileSync(join(ROOT, 'bus/config.ts'), 'utf8')));
+test('every variable the service and the test runner read is in docs/configuration.md, and every one there is read', () => {
+  const read = sorted(['bus/config.ts', 'ops/testing/runner-config.ts'].flatMap((file) => readIn(readFileSync(join(ROOT, file), 'utf8'))));
   const documented = sorted(documentedIn(readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8')));
   assert.ok(read.length > 40, `${read.length} variables read`);
   assert.equal(read.filter((name) => !documented.includes(name)), [], 'read but not documented');
