@@ -39,6 +39,16 @@ export class Environment {
     return value;
   }
 
+  /** A number, or one of the names in `named` for the value it stands for. */
+  namedOrNumber(name: string, named: Record<string, number>, fallback: number, min = 0): number {
+    const raw = this.env[name];
+    if (raw !== undefined && Object.hasOwn(named, raw)) return named[raw]!;
+    if (raw !== undefined && raw !== '' && !Number.isFinite(Number(raw))) {
+      throw new Error(`environment variable ${name} must be ${Object.keys(named).join(', ')} or a number >= ${min}, got "${raw}"`);
+    }
+    return this.number(name, fallback, min);
+  }
+
   wholeNumber(name: string, fallback: number, min = 0): number {
     const value = this.number(name, fallback, min);
     if (!Number.isInteger(value)) throw new Error(`environment variable ${name} must be a whole number >= ${min}, got "${this.env[name]}"`);
@@ -201,9 +211,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     transcriptionThreads: read.wholeNumber('TRANSCRIPTION_THREADS', Math.max(1, Math.floor(availableParallelism() / 2)), 1),
     // Speech segments whose voice stands less than this many dB above their own noise floor are
     // transcribed by Moonshine base, the others by tiny: base makes about half of tiny's word
-    // errors under noise for twice its CPU (ops/bench/README-speech-noise.md). 0 sends every
-    // segment to tiny, 1000 every segment to base.
-    noisySpeechBelowSnrDb: read.number('NOISY_SPEECH_BELOW_SNR_DB', 30, 0),
+    // errors under noise for twice its CPU (ops/bench/README-speech-noise.md). `tiny` sends
+    // every segment to tiny (base is never loaded), `base` every segment to base.
+    noisySpeechBelowSnrDb: read.namedOrNumber('NOISY_SPEECH_BELOW_SNR_DB', { tiny: 0, base: Infinity }, 30, 0),
     // Audio a stream may have waiting for voice analysis before its oldest is skipped.
     voiceMaxBacklogSeconds: read.number('VOICE_MAX_BACKLOG_SECONDS', 5, 0.5),
 
