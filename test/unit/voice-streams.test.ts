@@ -76,10 +76,11 @@ test('audio arriving from several streams within GATHER_MS goes through the VAD 
   const counted = await VoiceActivityModel.load(config.modelsDir, () => () => calls++);
   const streams = new VoiceStreams({ model: counted, maxBacklogSamples: Infinity, onShed: () => {}, onFailed: () => {} });
   const opened = [0, 1, 2, 3].map(() => streams.open({ session: SESSION, startOffset: 0, ...collector() }));
-  // One chunk (four 32 ms steps) from each stream, 10 ms apart, as live pipes deliver them.
+  // One chunk (four 32 ms steps) from each stream, each in a turn of the event loop of its own,
+  // as live pipes deliver them. (Turns 10 ms apart took over GATHER_MS on a busy machine.)
   for (const [i, stream] of opened.entries()) {
     streams.write(stream, jfk!.subarray(i * CHUNK, (i + 1) * CHUNK));
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setImmediate(resolve));
   }
   await new Promise((resolve) => setTimeout(resolve, GATHER_MS + 50));
   assert.is(calls, 4, 'four rounds of four streams, not sixteen of one');
