@@ -46,6 +46,8 @@ let resolved: any;
 const ajv = new Ajv2020({ allErrors: true });
 /** `operationId status` of every answer checked. */
 const seen = new Set<string>();
+/** Finished sessions of other users, left for the DELETE of the last case. */
+const finishedSpares: { id: string; token: string }[] = [];
 
 type Method = 'get' | 'post' | 'patch' | 'delete';
 
@@ -321,7 +323,8 @@ test('quotas and capacity: a create past the user quota is 429, past the cluster
     assert.ok(seen.has('createSession 429'), 'no create met the quota');
   } finally {
     for (const { id, token } of created) {
-      await call('post', '/v1/sessions/{sessionId}/stop', { params: { sessionId: id }, token });
+      const stopped = await call('post', '/v1/sessions/{sessionId}/stop', { params: { sessionId: id }, token });
+      if (stopped.status === 200) finishedSpares.push({ id, token });
     }
   }
 });
@@ -340,7 +343,19 @@ test('rate limit: past its budget a user is answered 429 with Retry-After', asyn
 test('every route was called and answered its success, and every error status the document names was met', async () => {
   const stop = await call('post', '/v1/sessions/{sessionId}/stop', { params: { sessionId: live!.id } });
   assert.is(stop.status, 200);
-  assert.is((await retrying(() => call('delete', '/v1/sessions/{sessionId}', { params: { sessionId: live!.id } }))).status, 204);
+  // A purge that outlasts the request (a busy machine) answers 503 and goes on (docs/api.md): a
+  // retry answers 409 being_deleted until it is done, then 404. Another finished session is
+  // deleted then, until one DELETE has answered 204 within its request.
+  for (const { id, token } of [{ id: live!.id, token: undefined }, ...finishedSpares]) {
+    if (seen.has('deleteSession 204')) break;
+    let reply = await call('delete', '/v1/sessions/{sessionId}', { params: { sessionId: id }, token });
+    for (const deadline = Date.now() + 60_000; reply.status === 503 || reply.status === 409; reply = await call('delete', '/v1/sessions/{sessionId}', { params: { sessionId: id }, token })) {
+      if (reply.status === 409) assert.is(reply.body.code, 'being_deleted');
+      assert.ok(Date.now() < deadline, `the deletion of ${id} never ended: ${JSON.stringify(reply.body)}`);
+      await sleep(500);
+    }
+    assert.ok(reply.status === 204 || reply.status === 404, `DELETE answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+  }
   for (const [path, operations] of Object.entries<Record<string, any>>(resolved.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       const success = Object.keys(operation.responses).find((status) => status.startsWith('2'));
