@@ -3,8 +3,8 @@
 // at the start of each process and of each analysis thread, for no work of the service. Instead
 // esbuild bundles an entry with the project files it imports into one ES module, and the process
 // or thread runs that. Packages stay outside the bundle, imported by the absolute path of the
-// file Node would load, so a bundle runs from any folder: the system's temporary one, writable
-// where the project's folder is not (the systemd units). A bundle is named by its content, so
+// file Node would load, so a bundle runs from any folder: a folder of the user's own in the
+// system's temporary one, writable where the project's folder is not (the systemd units). A bundle is named by its content, so
 // processes starting together share it and a changed source makes a new one; the old ones go
 // once unused for an hour.
 //
@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
 const PROJECT_ROOT = resolve(import.meta.dirname, '..');
-const BUNDLES = join(tmpdir(), 'emotion-stream-bundles');
+const BUNDLES = join(tmpdir(), `emotion-stream-bundles-${process.getuid?.() ?? 0}`);
 /** A process started from a bundle has read it within seconds; an hour is ample. */
 const STALE_MS = 3_600_000;
 
@@ -46,10 +46,10 @@ export async function bundled(entry: string): Promise<string> {
   const code = result.outputFiles[0]!.contents;
   const name = relative(PROJECT_ROOT, entry).replace(/\.ts$/, '').replaceAll('/', '-');
   const file = join(BUNDLES, `${name}-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
+  await ownFolder();
   const now = new Date();
   // Its time says when it was last asked for: the bundles of older sources are removed after a while.
   if (await utimes(file, now, now).then(() => true, () => false)) return file;
-  await mkdir(BUNDLES, { recursive: true });
   // Written whole under a name of its own, then renamed: a process never reads half a bundle.
   const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
   await writeFile(partial, code);
@@ -58,7 +58,6 @@ export async function bundled(entry: string): Promise<string> {
   return file;
 }
 
-/** Bundles of the same entry made from older sources, not asked for lately. */
 /** Each package import, as the absolute path of the file esbuild resolves it to, left outside the bundle. */
 const packagesByPath: Plugin = {
   name: 'packages-by-path',
@@ -72,6 +71,19 @@ const packagesByPath: Plugin = {
 };
 const RESOLVING = Symbol('resolving a package');
 
+/**
+ * The folder, made this user's alone: a file another user could put there under a bundle's name
+ * would run as this process.
+ */
+async function ownFolder(): Promise<void> {
+  await mkdir(BUNDLES, { recursive: true, mode: 0o700 });
+  const { uid, mode } = await stat(BUNDLES);
+  if (uid !== process.getuid?.() || (mode & 0o077) !== 0) {
+    throw new Error(`${BUNDLES} must belong to this user alone (owner ${uid}, mode ${(mode & 0o777).toString(8)})`);
+  }
+}
+
+/** Bundles of the same entry made from older sources, not asked for lately. */
 async function removeStale(prefix: string, current: string): Promise<void> {
   const before = Date.now() - STALE_MS;
   for (const name of await readdir(BUNDLES)) {

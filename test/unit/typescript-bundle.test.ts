@@ -1,8 +1,10 @@
 // Processes, threads and test files run from bundles of their sources (bus/typescript-bundle.ts),
 // written outside the project: each file in a bundle keeps its own import.meta, packages load
-// all the same, and a bundle made from inside a bundle is the same one.
+// all the same, a bundle made from inside a bundle is the same one, and a folder other users may
+// write to is refused.
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,6 +12,7 @@ import * as assert from 'uvu/assert';
 import { test } from '../../ops/support/uvu.ts';
 import { BUNDLE_EXEC_ARGV, bundled } from '../../bus/typescript-bundle.ts';
 
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const fixtures = fileURLToPath(new URL('../support/bundle-fixtures/', import.meta.url));
 const run = async (file: string) => (await promisify(execFile)(process.execPath, [...BUNDLE_EXEC_ARGV, file])).stdout.trim();
 
@@ -32,6 +35,22 @@ test('a bundle made from inside a bundle is the same one, written whole', async 
   assert.is(fromBundle, direct);
   // Nothing left half written.
   assert.equal(readdirSync(dirname(direct)).filter((name) => name.startsWith(`${basename(direct)}.`)), []);
+});
+
+test('a folder of bundles that other users may write to is refused, not run from', async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'bundle-folder-'));
+  try {
+    const open = join(tmp, `emotion-stream-bundles-${process.getuid!()}`);
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const script = `import { bundled } from ${JSON.stringify(join(ROOT, 'bus/typescript-bundle.ts'))}; await bundled(${JSON.stringify(join(fixtures, 'where-am-i.ts'))});`;
+    const failed = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: ROOT, env: { ...process.env, TMPDIR: tmp } })
+      .then(() => undefined, (error: { stderr: string }) => error.stderr);
+    assert.match(failed ?? 'it ran', /must belong to this user alone \(owner \d+, mode 777\)/);
+    assert.equal(readdirSync(open), [], 'nothing written there');
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 });
 
 test('a source that does not compile is refused with where', async () => {
