@@ -33,3 +33,13 @@ export function isDataError(error: unknown): boolean {
   const code = clickhouseCode(error);
   return code !== undefined && DATA_ERRORS.has(code) && !lostMidAnswer(error);
 }
+
+// ClickHouse wrote the block on a replica but lost ZooKeeper while registering it, and cannot
+// tell whether it did: code 319, "Unknown status, client must retry". The retry is recognised if
+// the registration landed; if not, the replica keeps the first copy, unknown to ZooKeeper, until
+// its part check removes it five minutes later (or the server restarts).
+const UNKNOWN_STATUS_OF_INSERT = 319;
+
+export function isUnknownStatus(error: unknown): boolean {
+  return clickhouseCode(error) === UNKNOWN_STATUS_OF_INSERT;
+}

@@ -96,6 +96,12 @@ export class StorageMetrics {
       'Rows this writer inserted from redelivered messages it had not acknowledged: each may be a second copy, merged away by the tables and FINAL',
       () => writer.rowsRedelivered,
     );
+    runningTotal(
+      this.registry,
+      'emo_rows_unknown_status_total',
+      'Rows of inserts ClickHouse answered "unknown status" (ZooKeeper lost while registering them), retried: a replica may keep a second copy for up to five minutes',
+      () => writer.rowsOfUnknownStatus,
+    );
     runningTotal(this.registry, 'emo_writer_batches_pulled_total', 'Batches this writer pulled from ROWS', () => writer.batchesPulled);
     runningTotal(this.registry, 'emo_writer_pulled_bytes_total', 'Bytes of row messages this writer pulled from ROWS', () => writer.bytesPulled);
     new Gauge({

@@ -15,7 +15,7 @@ import { consumers, rowHeaders, streams } from '../bus/subjects.ts';
 import { AckedLately } from './acked-lately.ts';
 import { storeDeadRows, type DeadRow } from './dead-letter.ts';
 import { epochOf, fenced } from './fence.ts';
-import { isDataError } from './insert-errors.ts';
+import { isDataError, isUnknownStatus } from './insert-errors.ts';
 import { isRowKind, rowProblem } from './row-check.ts';
 import { columnsOf, tableOf, type Columns } from './tables.ts';
 
@@ -63,6 +63,11 @@ export class StorageWriter {
    * had not acknowledged, since start: each may be a second copy of a row (see the header).
    */
   rowsRedelivered = 0;
+  /**
+   * Rows of inserts ClickHouse answered "unknown status" (retried): where a replica may hold a
+   * second copy for up to five minutes, in a part ZooKeeper does not know.
+   */
+  rowsOfUnknownStatus = 0;
   /** Batches pulled, their bytes in all, and the largest one, since start (the process's metrics). */
   batchesPulled = 0;
   bytesPulled = 0;
@@ -249,6 +254,14 @@ export class StorageWriter {
     this.log.warn({ redeliveredRows: again, total: this.rowsRedelivered }, 'rows of redelivered messages inserted: another writer may have stored them before');
   }
 
+  /** Logs, by table, session and key, the rows of an insert whose status ClickHouse could not tell. */
+  private countUnknownStatus(table: string, entries: Entry[]): void {
+    this.rowsOfUnknownStatus += entries.length;
+    const rows = entries.map((entry) => ({ session: entry.columns.session, second: entry.columns.second }));
+    this.log.warn({ table, unknownStatusRows: rows, total: this.rowsOfUnknownStatus },
+      'insert of unknown status, retried: if ZooKeeper never registered it, one replica keeps a second copy for up to five minutes');
+  }
+
   private ack(message: JsMsg): void {
     this.ackedLately.add(message.seq);
     message.ack();
@@ -270,6 +283,7 @@ export class StorageWriter {
         for (const entry of entries) entry.inserted = true;
         return;
       } catch (error) {
+        if (isUnknownStatus(error)) this.countUnknownStatus(table, entries);
         if (!isDataError(error)) throw error;
         if (entries.length === 1) {
           const reason = `ClickHouse refused it: ${(error as Error).message.split('\n')[0]}`;

@@ -6,7 +6,7 @@ import { startClickHouse, type ClusterMembership } from './clickhouse.ts';
 import { freePort } from './ports.ts';
 import { clusterNode, type ClusterNode } from './cluster-node.ts';
 import { restartOnStoppedDdlWorker } from './ddl-worker-watch.ts';
-import { startZooKeeperEnsemble, type ZooKeeperEnsemble } from './zookeeper-ensemble.ts';
+import { startZooKeeperEnsemble, type ZooKeeperEnsemble, type ZooKeeperMember } from './zookeeper-ensemble.ts';
 
 export interface ClickHouseNode extends ClusterNode {
   /** clickhouse-<shard>-<replica>, also its {replica} macro: unique in the cluster. */
@@ -37,6 +37,8 @@ export interface ClickHouseClusterOptions {
   replicas: number;
   /** Files merged over every node's generated config (its config.d), by name. */
   configFiles?: Record<string, string>;
+  /** Where a node reaches ZooKeeper, if not at the ensemble's members: a test's proxy in front of them. */
+  zookeeperFor?: (node: { name: string; shard: number; replica: number }, members: ZooKeeperMember[]) => Promise<{ host: string; port: number }[]>;
 }
 
 export async function startClickHouseCluster(options: ClickHouseClusterOptions): Promise<ClickHouseCluster> {
@@ -51,8 +53,9 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
   const shards = Array.from({ length: options.shards }, (_, i) =>
     ports.filter((_, n) => places[n]!.shard === i + 1).map((port) => port.tcp),
   );
-  const nodes = places.map(({ shard, replica }, n) => {
+  const nodes = await Promise.all(places.map(async ({ shard, replica }, n) => {
     const name = `clickhouse-${shard}-${replica}`;
+    const members = zookeeper.members.map(({ host, port }) => ({ host, port }));
     return clickHouseNode({
       name,
       shard,
@@ -67,10 +70,10 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
         shard: String(shard),
         replica: name,
         interserverPort: ports[n]!.interserver,
-        zookeeper: zookeeper.members.map(({ host, port }) => ({ host, port })),
+        zookeeper: options.zookeeperFor ? await options.zookeeperFor({ name, shard, replica }, zookeeper.members) : members,
       },
     });
-  });
+  }));
   const watches = nodes.map((node) => restartOnStoppedDdlWorker(node, join(options.dir, node.name, 'server.err.log'), (message) => console.error(message)));
   const stop = async () => {
     for (const watch of watches) watch.stop();

@@ -170,11 +170,11 @@ test('no row set aside as dead, and every second of media has its row', async ()
   await assertGapsShed(missing, cluster.hosts);
 });
 
-// Found by this check and not yet explained: after the leader's loss, a second whose insert met
-// "Cannot allocate block number in ZooKeeper: Connection loss" was stored twice on its shard's
-// first replica (one clean-clone run of two); the retried block was not recognised. Skipped,
-// not weakened, until the writer's retry after a lost ZooKeeper connection is made idempotent.
-test.skip('every second of media stored exactly once, counted without FINAL on every replica', async () => {
+// A second whose insert ClickHouse answered "unknown status" as ZooKeeper went, its registration
+// never landed, may lie twice on the replica it was written to, the first copy in a part
+// ZooKeeper does not know (ClickHouse removes it within five minutes): allowed there alone.
+// zookeeper-commit-lost.test.ts makes that case every time.
+test('every second of media stored exactly once, counted without FINAL on every replica', async () => {
   const { sessions, heard, clickhouse, cluster } = live;
   for (const { id } of sessions) {
     const seconds = (await queryRows<{ second: number }>(clickhouse, sql`SELECT second FROM audio_seconds WHERE session = ${id} GROUP BY second ORDER BY second`)).map((row) => Number(row.second));
