@@ -159,6 +159,9 @@ test('kill -9 of the KV leader during a burst of creates: one session per Idempo
   let killedAt = 0;
   let answeredBeforeKill = 0;
   let firstAskedAfterKill: number | undefined;
+  // The creates waiting for their answer, and those that were when the leader died.
+  const inFlight = new Set<string>();
+  let inFlightAtKill: string[] = [];
   let lastAnswerAt = 0;
   const kill = (async () => {
     await waitUntil('the first creates answered', async () => answered >= 2, 60_000);
@@ -169,6 +172,7 @@ test('kill -9 of the KV leader during a burst of creates: one session per Idempo
     for (const pid of followers) process.kill(pid, 'SIGSTOP');
     try {
       await sleep(HELD_MS);
+      inFlightAtKill = [...inFlight];
       await node!.kill();
       killedAt = Date.now();
     } finally {
@@ -179,7 +183,9 @@ test('kill -9 of the KV leader during a burst of creates: one session per Idempo
   const client = async (queue: typeof creates) => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       // 429 too: a slot may be held a while by an attempt whose outcome its host could not know.
+      inFlight.add(next.key);
       const reply = await answer([0, 429, 503], next.token, 'POST', '/v1/sessions', next.body, next.key);
+      inFlight.delete(next.key);
       assert.is(reply.status, 201, `${next.key}: ${JSON.stringify(reply.body)}`);
       if (reply.retried) retried.add(next.key);
       given.set(next.key, reply.body._id);
@@ -190,6 +196,9 @@ test('kill -9 of the KV leader during a burst of creates: one session per Idempo
   };
   const queues = users.map(({ user }) => creates.filter((create) => create.user === user));
   await Promise.all([kill, ...queues.flatMap((queue) => [client(queue), client(queue), client(queue), client(queue)])]);
+  // The fault hit: creates were waiting on the leader when it died, and some had to be asked again.
+  assert.ok(inFlightAtKill.length > 0, 'creates were in flight when the leader was killed');
+  assert.ok(retried.size > 0, 'some create went unanswered by the first gateway and was asked again');
   await node!.start();
   await waitUntil('the restarted server to catch up', async () => (await allCurrent(SESSIONS_STREAM)) && (await allCurrent(KEYS_STREAM)), 60_000);
 
@@ -220,7 +229,7 @@ test('kill -9 of the KV leader during a burst of creates: one session per Idempo
     assert.is((await ask(token, 'POST', '/v1/sessions', { name: 'over again', streamUri })).body.code, 'quota_exceeded');
   }
   console.log(
-    `  ${creates.length} creates, ${retried.size} retried through the other gateway; ${leader} (sessions, idempotency${quotasLed ? ', quotas' : ''}) killed after ${answeredBeforeKill} were answered; ` +
+    `  ${creates.length} creates, ${inFlightAtKill.length} in flight at the kill, ${retried.size} retried through the other gateway; ${leader} (sessions, idempotency${quotasLed ? ', quotas' : ''}) killed after ${answeredBeforeKill} were answered; ` +
       `the first create asked after the kill answered ${firstAskedAfterKill} ms after it, the last ${lastAnswerAt - killedAt} ms after it`,
   );
 });
