@@ -40,6 +40,7 @@ The cluster is running.
   token:       ${token}
   NATS:        ${cluster.nats.url} (JetStream, 3 replicas)
   ClickHouse:  ${cluster.clickhouse.urls.join(',')} (cluster ${cluster.clickhouse.name}: 2 shards x 2 replicas, database ${config.clickhouseDatabase})
+               the service as ${cluster.clickhouse.users.service.username}; read as ${cluster.clickhouse.users.analyst.username} with password ${cluster.clickhouse.users.analyst.password} (production's users, ops/production/clickhouse/users.d)
   ZooKeeper:   ${cluster.clickhouse.zookeeper.members.map((member) => `${member.host}:${member.port}`).join(',')} (an ensemble of 3)
   metrics:     ${[...cluster.storage, ...cluster.hosts, ...cluster.gateways].map((member) => `${member.id} ${member.metricsUrl}/metrics`).join('\n               ')}
   logs:        ${dir}

@@ -114,8 +114,7 @@ async function onCluster(files: string[], stops: Stop[]): Promise<FileOutcome[]>
   const env = {
     NATS_URL: nats.url,
     NATS_REPLICAS: '3',
-    CLICKHOUSE_URL: clickhouse.urls.join(','),
-    CLICKHOUSE_CLUSTER: clickhouse.name,
+    ...clickhouse.serviceEnv,
     CLICKHOUSE_DATABASE: 'emotions_test',
   };
   const outcomes = await runLanes(files, [{ name: 'on the cluster', env, takes: ['media', 'servers'] }]);

@@ -1,6 +1,11 @@
 // A ClickHouse cluster on loopback: shards x replicas servers, one folder each, coordinated by
 // a ZooKeeper ensemble of three. A node of either can be killed and started again on the same
 // data, to rejoin and catch up. A node whose DDL worker stops is restarted (ddl-worker-watch.ts).
+// Its users are production's (ops/production/clickhouse/users.d), with passwords of its own:
+// the service runs as `emo`, the nodes query each other as `cluster`, analysts read as `analyst`,
+// and `default` is left to this machine, as in production.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startClickHouse, type ClusterMembership } from './clickhouse.ts';
 import { freePort } from './ports.ts';
@@ -20,9 +25,18 @@ export interface ClickHouseNode extends ClusterNode {
   interserverPort: number;
 }
 
+export interface ClickHouseUser {
+  username: string;
+  password: string;
+}
+
 export interface ClickHouseCluster {
   /** The cluster's name in remote_servers: what CLICKHOUSE_CLUSTER takes. */
   name: string;
+  /** The shipped users, each with this cluster's password. */
+  users: { service: ClickHouseUser; analyst: ClickHouseUser };
+  /** What a storage service needs to use it: where, which cluster, as whom. */
+  serviceEnv: NodeJS.ProcessEnv;
   nodes: ClickHouseNode[];
   /** Every node's HTTP endpoint, shard by shard. */
   urls: string[];
@@ -41,7 +55,15 @@ export interface ClickHouseClusterOptions {
   zookeeperFor?: (node: { name: string; shard: number; replica: number }, members: ZooKeeperMember[]) => Promise<{ host: string; port: number }[]>;
 }
 
+const SHIPPED_USERS = readFileSync(new URL('../production/clickhouse/users.d/users.xml', import.meta.url), 'utf8');
+
 export async function startClickHouseCluster(options: ClickHouseClusterOptions): Promise<ClickHouseCluster> {
+  const password = () => randomBytes(12).toString('hex');
+  const passwords = { CLICKHOUSE_SERVICE_PASSWORD: password(), CLICKHOUSE_ANALYST_PASSWORD: password(), CLICKHOUSE_CLUSTER_PASSWORD: password() };
+  const users = {
+    service: { username: 'emo', password: passwords.CLICKHOUSE_SERVICE_PASSWORD },
+    analyst: { username: 'analyst', password: passwords.CLICKHOUSE_ANALYST_PASSWORD },
+  };
   const zookeeper = await startZooKeeperEnsemble({ dir: join(options.dir, 'zookeeper') });
   const places: { shard: number; replica: number }[] = [];
   for (let shard = 1; shard <= options.shards; shard++) {
@@ -64,6 +86,8 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
       httpPort: ports[n]!.http,
       tcpPort: ports[n]!.tcp,
       configFiles: options.configFiles,
+      userFiles: { 'users.xml': SHIPPED_USERS },
+      env: { ...process.env, ...passwords },
       cluster: {
         name: options.name,
         shards,
@@ -86,7 +110,14 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
     await stop();
     throw error;
   }
-  return { name: options.name, nodes, urls: nodes.map((node) => node.url), zookeeper, stop };
+  const urls = nodes.map((node) => node.url);
+  const serviceEnv = {
+    CLICKHOUSE_URL: urls.join(','),
+    CLICKHOUSE_CLUSTER: options.name,
+    CLICKHOUSE_USER: users.service.username,
+    CLICKHOUSE_PASSWORD: users.service.password,
+  };
+  return { name: options.name, users, serviceEnv, nodes, urls, zookeeper, stop };
 }
 
 function clickHouseNode(options: {
@@ -97,11 +128,13 @@ function clickHouseNode(options: {
   httpPort: number;
   tcpPort: number;
   configFiles?: Record<string, string>;
+  userFiles: Record<string, string>;
+  env: NodeJS.ProcessEnv;
   cluster: ClusterMembership;
 }): ClickHouseNode {
-  const { name, shard, replica, dir, httpPort, tcpPort, configFiles, cluster } = options;
+  const { name, shard, replica, dir, httpPort, tcpPort, configFiles, userFiles, env, cluster } = options;
   return {
-    ...clusterNode(name, () => startClickHouse({ dir, httpPort, tcpPort, configFiles, cluster })),
+    ...clusterNode(name, () => startClickHouse({ dir, httpPort, tcpPort, configFiles, userFiles, env, cluster })),
     shard,
     replica,
     tcpPort,

@@ -86,12 +86,16 @@ ${options.cluster ? clusterConfig(options.cluster) : ''}</yandex>
 `;
 }
 
+// The nodes query each other as production's do: as the user `cluster` of the shipped users.d,
+// its password in the server's environment (clickhouse-cluster.ts gives both).
+const REMOTE_USER = '<user>cluster</user><password from_env="CLICKHOUSE_CLUSTER_PASSWORD"/>';
+
 // internal_replication: a Distributed table writes each row to one replica of its shard and
 // the Replicated table copies it to the others (writing to both would store it twice).
 function clusterConfig(cluster: ClusterMembership): string {
   const shards = cluster.shards.map((ports) => `      <shard>
         <internal_replication>true</internal_replication>
-${ports.map((port) => `        <replica><host>127.0.0.1</host><port>${port}</port></replica>`).join('\n')}
+${ports.map((port) => `        <replica><host>127.0.0.1</host><port>${port}</port>${REMOTE_USER}</replica>`).join('\n')}
       </shard>`).join('\n');
   return `  <interserver_http_host>127.0.0.1</interserver_http_host>
   <interserver_http_port>${cluster.interserverPort}</interserver_http_port>

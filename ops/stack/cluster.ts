@@ -47,8 +47,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     ...options.env,
     NATS_URL: nats.url,
     NATS_REPLICAS: '3',
-    CLICKHOUSE_URL: clickhouse.urls.join(','),
-    CLICKHOUSE_CLUSTER: clickhouse.name,
+    ...clickhouse.serviceEnv,
   };
   const all: ServiceProcess[] = [];
   const stop = async () => {

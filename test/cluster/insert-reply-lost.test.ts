@@ -21,9 +21,9 @@ import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { Shards } from '../../storage/shards.ts';
-import { sql } from '../../storage/sql.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { Shards } from '../../storage/results/shards.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { assertNoMergesOnCluster, onNode } from '../support/cluster-copies.ts';
 import { NO_MERGES } from '../support/copies.ts';
 import { startInsertReplyDrop, type InsertReplyDrop } from '../support/insert-reply-drop.ts';
@@ -63,10 +63,10 @@ test.before(async () => {
     env: {
       ...process.env,
       NATS_URL: nats.url,
+      ...cluster.serviceEnv,
       // Every insert goes through the proxy to the first node, whose Distributed tables send
       // each shard its part: a batch spans both shards.
       CLICKHOUSE_URL: proxy.url,
-      CLICKHOUSE_CLUSTER: cluster.name,
       CLICKHOUSE_DATABASE: DATABASE,
       // ROWS, DEAD_ROWS and the buckets must fit this NATS's file store beside the other lanes'.
       ROWS_STREAM_MAX_BYTES: String(256 * 1024 ** 2),

@@ -25,8 +25,8 @@ import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
-import { queryRows } from '../../storage/clickhouse.ts';
-import { sql } from '../../storage/sql.ts';
+import { queryRows } from '../../storage/clickhouse/clickhouse.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { assertNoMergesOnCluster, loggedSeconds, onNode, partsUnknownToZooKeeper } from '../support/cluster-copies.ts';
 import { NO_MERGES } from '../support/copies.ts';
 import { startZooKeeperCommitDrop, type CommitDrop, type ZooKeeperCommitDrop } from '../support/zookeeper-commit-drop.ts';
@@ -73,9 +73,9 @@ test.before(async () => {
     env: {
       ...process.env,
       NATS_URL: nats.url,
+      ...cluster.serviceEnv,
       // Every insert goes to the first replica, the one whose ZooKeeper connection is cut.
       CLICKHOUSE_URL: first.url,
-      CLICKHOUSE_CLUSTER: cluster.name,
       CLICKHOUSE_DATABASE: DATABASE,
       ROWS_STREAM_MAX_BYTES: String(256 * 1024 ** 2),
       SESSIONS_BUCKET_MAX_BYTES: String(64 * 1024 ** 2),
