@@ -5,7 +5,7 @@
 // exhaust memory, and what is refused or shed is counted and logged. Nothing is published
 // while the stream is near full (rows-room.ts): rows wait here instead.
 //
-// The rows of a session this host owns carry its owner's epoch (a fencing token, storage/fence.ts)
+// The rows of a session this host owns carry its owner's epoch (a fencing token, storage/writer/fence.ts)
 // and go out only under a lease: once its owner's last heartbeat that landed is older than the
 // lease (the host was paused, or cut off), its rows wait here until a heartbeat lands again or
 // the session is let go, so a host that comes back from a pause publishes nothing before it has
@@ -85,7 +85,7 @@ export class RowPublisher {
   /**
    * The session is no longer run here (finished, or lost to another host). What waited goes out
    * with the epoch it was made in: storage keeps the rows of seconds nobody else analysed and
-   * refuses the rest (storage/fence.ts).
+   * refuses the rest (storage/writer/fence.ts).
    */
   disown(session: string): void {
     const ownership = this.owned.get(session);

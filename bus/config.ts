@@ -126,7 +126,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // Comma-separated: the storage service moves to the next when one stops answering.
     clickhouseUrl: read.text('CLICKHOUSE_URL', 'http://127.0.0.1:8123'),
     clickhouseDatabase: read.text('CLICKHOUSE_DATABASE', 'emotions'),
-    // A cluster of the servers' remote_servers: tables replicated and sharded across it (storage/schema.ts).
+    // A cluster of the servers' remote_servers: tables replicated and sharded across it (storage/schema/schema.ts).
     clickhouseCluster: read.optionalText('CLICKHOUSE_CLUSTER'),
     // Only for the local ClickHouse that `npm start` runs; clients use the HTTP URL.
     clickhouseTcpPort: read.number('CLICKHOUSE_TCP_PORT', 9000, 1),
@@ -138,7 +138,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // pulled 5,000 at a time would take gigabytes. At least the NATS server's max_payload (8 MB)
     // plus 4 KiB, checked at start: a message that fits no pull would never be delivered.
     writerPullMaxBytes: read.wholeNumber('WRITER_PULL_MAX_BYTES', 64 * 1024 ** 2, 1024 * 1024),
-    // ClickHouse connections of a storage service by purpose (storage/clickhouse-pools.ts), so
+    // ClickHouse connections of a storage service by purpose (storage/clickhouse/clickhouse-pools.ts), so
     // that slow reads never hold the sockets the writer and the session index need.
     clickhouseReadConnections: read.wholeNumber('CLICKHOUSE_READ_CONNECTIONS', 20, 2),
     clickhouseWriterConnections: read.wholeNumber('CLICKHOUSE_WRITER_CONNECTIONS', 2, 1),
@@ -153,13 +153,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // The durable row buffer: how much it may hold while ClickHouse is away.
     rowsStreamMaxBytes: read.number('ROWS_STREAM_MAX_BYTES', 1024 ** 3, 1024 * 1024),
     // The newest sessions of each user a storage service keeps in memory, to answer the first
-    // pages of a session list without ClickHouse (storage/newest-sessions.ts).
+    // pages of a session list without ClickHouse (storage/sessions/newest-sessions.ts).
     sessionListMemoryPerUser: read.wholeNumber('SESSION_LIST_MEMORY_PER_USER', 200, 0),
     // All users' together (about 760 bytes each): past it, the users listed least lately are
     // forgotten and ClickHouse answers them until their next list reads them back.
     sessionListMemoryTotal: read.wholeNumber('SESSION_LIST_MEMORY_TOTAL', 500_000, 0),
     // Deleted sessions' rows leave ClickHouse in rounds, one ALTER ... DELETE per table for up to
-    // this many sessions, every window (storage/purge-rounds.ts); the queue waits in the KV
+    // this many sessions, every window (storage/purge/purge-rounds.ts); the queue waits in the KV
     // bucket `purges`, bounded in bytes (a full one answers a DELETE 503 until a round drains it).
     purgeWindowSeconds: read.number('PURGE_WINDOW_SECONDS', 60, 1),
     purgeBatchSessions: read.wholeNumber('PURGE_BATCH_SESSIONS', 1000, 1),

@@ -1,5 +1,5 @@
 // How large a session record can be, in bytes of its JSON: what the KV bucket stores and what
-// the record caches count (bus/session-records.ts, storage/listed-changes.ts). The API's limits
+// the record caches count (bus/session-records.ts, storage/sessions/listed-changes.ts). The API's limits
 // bound it: a stream URI of 2048 UTF-16 units (bus/stream-uri.ts), a name of 256
 // (bus/contracts/session.ts) and up to SESSION_MAX_SOURCES (32) sources with names of 256
 // (bus/contracts/events.ts). In JSON a unit takes at most 6 bytes (a control character,

@@ -58,7 +58,7 @@ export const subjects = {
 
 /**
  * Headers of row messages. `ownerEpoch`: the epoch of the session's owner that made the rows (a
- * fencing token: storage refuses a stale owner's rows, storage/fence.ts); absent on rows any
+ * fencing token: storage refuses a stale owner's rows, storage/writer/fence.ts); absent on rows any
  * host publishes for a session (custom events) and on rows of publishers older than it.
  */
 export const rowHeaders = { ownerEpoch: 'Emo-Owner-Epoch' } as const;

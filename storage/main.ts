@@ -4,7 +4,7 @@ import { connectBus } from '../bus/connection.ts';
 import { createLog } from '../bus/log.ts';
 import { createRegistry, MetricsServer } from '../bus/metrics-server.ts';
 import { logUnhandled, stopOnSignal } from '../bus/process-lifecycle.ts';
-import { clickHouseServer } from './clickhouse.ts';
+import { clickHouseServer } from './clickhouse/clickhouse.ts';
 import { StorageMetrics } from './metrics.ts';
 import { StorageService } from './service.ts';
 

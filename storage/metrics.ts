@@ -9,7 +9,7 @@ import { busRequestMetrics } from '../bus/request-metrics.ts';
 import type { RequestObserver } from '../bus/rpc.ts';
 import { runningTotal } from '../bus/running-total.ts';
 import { consumers, streams } from '../bus/subjects.ts';
-import type { StorageWriter } from './writer.ts';
+import type { StorageWriter } from './writer/writer.ts';
 
 /**
  * Writer lag: the age of the oldest row in ROWS, 0 when it is empty. ROWS is a work queue and
@@ -21,7 +21,7 @@ export function writerLagSeconds(state: { messages: number; first_ts: string }, 
   return Math.max(0, (now - Date.parse(state.first_ts)) / 1000);
 }
 
-/** Who answered the session lists (storage/session-lists.ts), and how far memory lags. */
+/** Who answered the session lists (storage/sessions/session-lists.ts), and how far memory lags. */
 export interface SessionListMetrics {
   pages: Counter<'source'>;
   behind: Gauge;

@@ -66,7 +66,7 @@ export const SessionRecord = Type.Object({
   /**
    * The owner's term: 0 (or absent, in records written before it) for the host that created
    * the session, one more at each takeover (actors/session/lifecycle.ts). Rows carry the epoch
-   * of the host that made them, and storage refuses a stale owner's rows (storage/fence.ts).
+   * of the host that made them, and storage refuses a stale owner's rows (storage/writer/fence.ts).
    */
   epoch: Type.Optional(Type.Integer({ minimum: 0 })),
   /** When the current epoch began (ms): its owner's rows are the only ones kept from then on. */

@@ -1,4 +1,4 @@
-// The size of the session lists' memory (storage/newest-sessions.ts) and how fast it fills: 100,000
+// The size of the session lists' memory (storage/sessions/newest-sessions.ts) and how fast it fills: 100,000
 // users of a few sessions each, 10,000 users of a full share each (SESSION_LIST_MEMORY_PER_USER),
 // and one user with 1,000,000 sessions, fed as the bucket's watch feeds it at start-up.
 // Usage: node --expose-gc --import tsx ops/bench/list-memory.ts [users of a few] [a few] [users of a full share]

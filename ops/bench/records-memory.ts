@@ -2,7 +2,7 @@
 // record the API allows (bus/session-record-size.ts), fed as the bucket's watch feeds them:
 // before, caches bounded by count (100,000 whole records in the record cache and again in the
 // index's listed changes); now, the record cache bounded by SESSION_RECORD_CACHE_BYTES of JSON
-// and the listed changes by LISTED_CHANGES_BYTES of digests (storage/listed-changes.ts).
+// and the listed changes by LISTED_CHANGES_BYTES of digests (storage/sessions/listed-changes.ts).
 // Each variant runs in a process of its own. The count-bounded caches grow with every session
 // (over 5 GB at 100,000; in one process with both, past Node's default heap limit, where it died): they are measured
 // at BEFORE_MEASURED sessions and scaled, which their linear growth allows.

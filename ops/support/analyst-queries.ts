@@ -1,6 +1,6 @@
 // The analyst queries of docs/analysts.md, word for word, with its placeholders ('SESSION', 'USER')
 // bound: the tests run the documentation itself, so it cannot drift from the schema.
-import { literal } from '../../storage/sql.ts';
+import { literal } from '../../storage/clickhouse/sql.ts';
 
 export interface AnalystQuery {
   /** The query's leading comment. */

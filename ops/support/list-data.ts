@@ -3,7 +3,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { PublicRecord } from '../../bus/session-view.ts';
 import { sessionDay } from '../../bus/ids.ts';
-import { literal, sql } from '../../storage/sql.ts';
+import { literal, sql } from '../../storage/clickhouse/sql.ts';
 
 export interface SessionsLoad {
   user: string;

@@ -6,9 +6,9 @@ import type { Logger } from '../../bus/log.ts';
 import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
-import { listEvents } from '../events.ts';
-import { readsUntil } from '../read-deadline.ts';
-import type { ReadsInFlight } from '../reads-in-flight.ts';
+import { listEvents } from '../results/events.ts';
+import { readsUntil } from '../clickhouse/read-deadline.ts';
+import type { ReadsInFlight } from '../clickhouse/reads-in-flight.ts';
 
 export function serveEventList(
   nc: NatsConnection,

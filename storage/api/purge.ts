@@ -2,7 +2,7 @@
 // deletes the record (after which every read of the session answers 404). The record is read
 // again here: only the owner's finished session is queued, whoever asks. The session's last
 // rows must have left ROWS, so that the purge finds them. Then the session is queued
-// (storage/purge-queue.ts), once however often it is asked, with its record's revision: its
+// (storage/purge/purge-queue.ts), once however often it is asked, with its record's revision: its
 // purge round waits for the index to hold every change up to it, so that none is stored after
 // the rows are gone (a record being deleted is not indexed again). The answer does not wait for
 // the index: behind a busy index consumer that is other users' changes, and nobody waits for
@@ -14,8 +14,8 @@ import type { Logger } from '../../bus/log.ts';
 import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
-import { awaitRowsStored } from '../purge.ts';
-import type { PurgeQueue } from '../purge-queue.ts';
+import { awaitRowsStored } from '../purge/purge.ts';
+import type { PurgeQueue } from '../purge/purge-queue.ts';
 
 export function serveSessionPurge(
   nc: NatsConnection,

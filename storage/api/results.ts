@@ -10,18 +10,18 @@ import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts'
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { elapsedSeconds, presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
-import { readsUntil } from '../read-deadline.ts';
-import type { ReadsInFlight } from '../reads-in-flight.ts';
-import { readsOfSession } from '../session-shard.ts';
-import type { Shards } from '../shards.ts';
+import { readsUntil } from '../clickhouse/read-deadline.ts';
+import type { ReadsInFlight } from '../clickhouse/reads-in-flight.ts';
+import { readsOfSession } from '../results/session-shard.ts';
+import type { Shards } from '../results/shards.ts';
 import {
   audioFeatures,
   emotionTotals,
   emotionsTimeline,
   sentimentTimeline,
-} from '../timelines.ts';
-import type { Window } from '../timeline-window.ts';
-import { listSpeechSegments } from '../speech-segments.ts';
+} from '../results/timelines.ts';
+import type { Window } from '../results/timeline-window.ts';
+import { listSpeechSegments } from '../results/speech-segments.ts';
 
 /** `shards`: those of the cluster the tables are sharded on, if any; `inFlight`: each user's reads at once. */
 export function serveResults(

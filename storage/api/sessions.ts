@@ -1,5 +1,5 @@
 // The session list, served by the storage service: its newest pages from memory, the rest from
-// the sessions table (storage/session-lists.ts decides).
+// the sessions table (storage/sessions/session-lists.ts decides).
 import type { NatsConnection } from '@nats-io/transport-node';
 import { MAX_DATE_MS, type SessionPage } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
@@ -8,7 +8,7 @@ import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts'
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
-import type { SessionLists } from '../session-lists.ts';
+import type { SessionLists } from '../sessions/session-lists.ts';
 
 // A session is active until its expiry, which its host (or, when that host died, the one taking
 // it over) enforces within seconds; an hour covers every host being down for a while.

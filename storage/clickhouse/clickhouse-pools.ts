@@ -1,7 +1,7 @@
 // A storage service's ClickHouse clients, one per purpose, each with its own sockets: reads
 // held by slow queries (a deep page runs until its deadline) wait for a read socket and never
 // take the one the writer's next insert or the session index's next batch needs.
-import type { Logger } from '../bus/log.ts';
+import type { Logger } from '../../bus/log.ts';
 import { connectClickHouse, type ClickHouseClient, type ClickHouseServer } from './clickhouse.ts';
 
 /** Sockets of each pool, per server (CLICKHOUSE_*_CONNECTIONS). */

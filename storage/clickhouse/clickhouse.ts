@@ -1,10 +1,10 @@
-// A ClickHouse client: one per purpose (storage/clickhouse-pools.ts), JSON in and out, no
+// A ClickHouse client: one per purpose (storage/clickhouse/clickhouse-pools.ts), JSON in and out, no
 // compression (loopback and LAN).
 // Several servers (a comma-separated URL) make one client that moves to the next server when
-// one cannot be reached (storage/clickhouse-failover.ts).
+// one cannot be reached (storage/clickhouse/clickhouse-failover.ts).
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import type { Config } from '../bus/config.ts';
-import type { Logger } from '../bus/log.ts';
+import type { Config } from '../../bus/config.ts';
+import type { Logger } from '../../bus/log.ts';
 import { failoverClient } from './clickhouse-failover.ts';
 
 export type { ClickHouseClient };

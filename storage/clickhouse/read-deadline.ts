@@ -7,7 +7,7 @@
 // that query's own abort fires) is killed by its query id.
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { unavailable } from '../bus/errors.ts';
+import { unavailable } from '../../bus/errors.ts';
 import { clickhouseCode, isShardUnreachable } from './insert-errors.ts';
 import { sql } from './sql.ts';
 

@@ -2,7 +2,7 @@
 // connections: one user's slow reads (deep pages that run until their deadline) take at most
 // that many sockets, and the others' reads find one free. Past the bound a read is refused at
 // once (429 with Retry-After) rather than queued behind the user's own.
-import { ServiceError } from '../bus/errors.ts';
+import { ServiceError } from '../../bus/errors.ts';
 
 export class ReadsInFlight {
   private readonly counts = new Map<string, number>();

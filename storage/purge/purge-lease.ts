@@ -3,7 +3,7 @@
 // tries; exactly one wins each round, so several services issue no more mutations than one.
 // A winner that dies mid-round leaves its sessions queued for the next round.
 import type { KV } from '@nats-io/kv';
-import { isConflict } from '../bus/session-records.ts';
+import { isConflict } from '../../bus/session-records.ts';
 
 const KEY = 'round';
 

@@ -1,7 +1,7 @@
 // The sessions whose stored rows wait to be purged, in the KV bucket `purges`, so that the
 // queue outlives any storage service: a DELETE queues its session (storage/api/purge.ts) and a
 // purge round removes the rows of many sessions with one mutation per table
-// (storage/purge-rounds.ts). A session is queued once: `queued.<id>` while it waits, then
+// (storage/purge/purge-rounds.ts). A session is queued once: `queued.<id>` while it waits, then
 // `purged.<id>` once its mutations are issued, so a retried or resumed deletion queues nothing.
 //
 // The bucket is bounded in bytes (a full one refuses a DELETE with a 503 until a round has
@@ -12,10 +12,10 @@
 // behind, so the keys under `queued.` are exactly the sessions waiting.
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import { openBucket } from '../bus/bucket.ts';
-import { unavailable } from '../bus/errors.ts';
-import { isConflict } from '../bus/session-records.ts';
-import { buckets } from '../bus/subjects.ts';
+import { openBucket } from '../../bus/bucket.ts';
+import { unavailable } from '../../bus/errors.ts';
+import { isConflict } from '../../bus/session-records.ts';
+import { buckets } from '../../bus/subjects.ts';
 import type { PurgedSession } from './purge.ts';
 
 /** How long a purged session's marker (and any entry not written since) stays in the bucket. */

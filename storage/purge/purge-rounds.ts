@@ -3,19 +3,19 @@
 // DELETE, a mutation that rewrites parts of a shared table in the background; one per table
 // per session (seven a delete) let one user's create-stop-delete loop keep hundreds queued,
 // starving every user's merges and inserts. A round takes up to `batchSessions` queued
-// sessions (storage/purge-queue.ts) and issues one mutation per table for all of them
-// (storage/purge.ts). A round is due every `windowMs`, or a quarter of that after the last
-// when the queue holds a whole batch or more; one storage service runs it (storage/purge-lease.ts).
+// sessions (storage/purge/purge-queue.ts) and issues one mutation per table for all of them
+// (storage/purge/purge.ts). A round is due every `windowMs`, or a quarter of that after the last
+// when the queue holds a whole batch or more; one storage service runs it (storage/purge/purge-lease.ts).
 // A session waits for its round until the index holds every change of its record up to the
 // one its purge was queued at, so that no row of it is stored after its rows are gone.
 import type { ClickHouseClient } from '@clickhouse/client';
-import { ServiceError } from '../bus/errors.ts';
-import type { Logger } from '../bus/log.ts';
-import type { ClusterNodes } from './cluster-nodes.ts';
+import { ServiceError } from '../../bus/errors.ts';
+import type { Logger } from '../../bus/log.ts';
+import type { ClusterNodes } from '../schema/cluster-nodes.ts';
 import type { PurgeLease } from './purge-lease.ts';
 import type { PurgeQueue } from './purge-queue.ts';
 import { deleteRowsOf } from './purge.ts';
-import type { Schema } from './schema.ts';
+import type { Schema } from '../schema/schema.ts';
 
 export interface PurgeRoundOptions {
   windowMs: number;
@@ -33,7 +33,7 @@ export class PurgeRounds {
 
   constructor(
     private readonly queue: PurgeQueue,
-    /** The revision up to which the session index holds every change (storage/index-progress.ts). */
+    /** The revision up to which the session index holds every change (storage/sessions/index-progress.ts). */
     private readonly indexedThrough: () => Promise<number>,
     private readonly lease: PurgeLease,
     private readonly clickhouse: ClickHouseClient,

@@ -1,7 +1,7 @@
 // Removing finished sessions' stored rows, from every table that holds rows of one session.
 // ClickHouse 18.16 removes rows only by ALTER TABLE ... DELETE: a mutation, which rewrites the
 // parts holding them in the background, so the rows of many sessions go in one mutation per
-// table (a purge round, storage/purge-rounds.ts). Each condition names the table's partition
+// table (a purge round, storage/purge/purge-rounds.ts). Each condition names the table's partition
 // key, so a ClickHouse that prunes partitions rewrites only the sessions' months.
 //
 // On a cluster the local tables are changed (a Distributed table takes no mutation), on one
@@ -15,16 +15,16 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SessionRecord } from '../bus/contracts/session.ts';
-import { unavailable } from '../bus/errors.ts';
-import { sessionDay } from '../bus/ids.ts';
-import { ROW_KINDS, streams, subjects } from '../bus/subjects.ts';
-import { DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from './clickhouse.ts';
-import type { ClusterNodes } from './cluster-nodes.ts';
-import { clickhouseCode } from './insert-errors.ts';
-import type { Schema, TableAlter } from './schema.ts';
-import { literal, sql, type SqlValue } from './sql.ts';
-import { tableOf } from './tables.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import { unavailable } from '../../bus/errors.ts';
+import { sessionDay } from '../../bus/ids.ts';
+import { ROW_KINDS, streams, subjects } from '../../bus/subjects.ts';
+import { DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from '../clickhouse/clickhouse.ts';
+import type { ClusterNodes } from '../schema/cluster-nodes.ts';
+import { clickhouseCode } from '../clickhouse/insert-errors.ts';
+import type { Schema, TableAlter } from '../schema/schema.ts';
+import { literal, sql, type SqlValue } from '../clickhouse/sql.ts';
+import { tableOf } from '../schema/tables.ts';
 
 // A stopped worker still flushes its last seconds (and waiting transcripts) onto ROWS.
 const SETTLE_MS = 2000;

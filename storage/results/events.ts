@@ -1,11 +1,11 @@
 // A session's custom sensor events, a page at a time, read from the window of event times at
-// the page's end that holds it (storage/windows.ts): a session may hold millions of events.
+// the page's end that holds it (storage/sessions/windows.ts): a session may hold millions of events.
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ListEventsQuery, PublicEvent } from '../bus/contracts/events.ts';
-import { sessionDay } from '../bus/ids.ts';
-import { queryRows } from './clickhouse.ts';
-import { sql } from './sql.ts';
-import { densityOf, pageFromEnd, type Span, type Window } from './windows.ts';
+import type { ListEventsQuery, PublicEvent } from '../../bus/contracts/events.ts';
+import { sessionDay } from '../../bus/ids.ts';
+import { queryRows } from '../clickhouse/clickhouse.ts';
+import { sql } from '../clickhouse/sql.ts';
+import { densityOf, pageFromEnd, type Span, type Window } from '../sessions/windows.ts';
 
 interface EventRow {
   source: string;

@@ -1,12 +1,12 @@
 // Reads of one session's results while a shard is out of reach. A session's rows live on one
-// shard (storage/shards.ts), yet a query of a Distributed table asks every shard and fails when
+// shard (storage/results/shards.ts), yet a query of a Distributed table asks every shard and fails when
 // one cannot be reached. ClickHouse 18.16 cannot leave out the shards a query does not need
 // (optimize_skip_unused_shards came later), so a read that failed for want of a shard is asked
 // again with skip_unavailable_shards when the session's own shard answers, and is a 503 when it
 // does not: never a result with the session's rows silently missing.
 import type { ClickHouseClient } from '@clickhouse/client';
-import { unavailable } from '../bus/errors.ts';
-import { isShardUnreachable } from './insert-errors.ts';
+import { unavailable } from '../../bus/errors.ts';
+import { isShardUnreachable } from '../clickhouse/insert-errors.ts';
 import { Shards } from './shards.ts';
 
 type QueryParams = Parameters<ClickHouseClient['query']>[0];

@@ -4,8 +4,8 @@
 // key modulo the sum of the shards' weights is a slot, and the shards take the slots in their
 // order, as many each as their weight.
 import type { ClickHouseClient } from '@clickhouse/client';
-import { SHARD_PROBE } from './migrations.ts';
-import { sql } from './sql.ts';
+import { SHARD_PROBE } from '../schema/migrations.ts';
+import { sql } from '../clickhouse/sql.ts';
 
 // Asked while a shard is lost: a shard that does not answer is left out, not waited for.
 const skipping = { skip_unavailable_shards: 1 } as const;

@@ -1,9 +1,9 @@
 // The transcribed segments themselves, in time order, a page at a time.
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { SpeechSegmentsPage } from '../bus/contracts/results.ts';
-import { sessionDay } from '../bus/ids.ts';
-import { queryRows } from './clickhouse.ts';
-import { sql } from './sql.ts';
+import type { SpeechSegmentsPage } from '../../bus/contracts/results.ts';
+import { sessionDay } from '../../bus/ids.ts';
+import { queryRows } from '../clickhouse/clickhouse.ts';
+import { sql } from '../clickhouse/sql.ts';
 
 interface SegmentRow {
   start_ms: number;

@@ -1,17 +1,17 @@
 // Timeline queries. Each groups a session's rows into intervals [start + k*g, start + (k+1)*g)
 // in ClickHouse, the last one cut at `end`; intervals without rows are not returned.
 import type { ClickHouseClient } from '@clickhouse/client';
-import { EMOTION_KEYS, type EmotionKey } from '../bus/contracts/rows.ts';
+import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
 import type {
   AudioFeaturesEntry,
   EmotionsEntry,
   SentimentEntry,
-} from '../bus/contracts/results.ts';
-import { queryRows } from './clickhouse.ts';
-import { sessionDay } from '../bus/ids.ts';
-import { pauseRatio, pitchVariability, speakingRate } from '../bus/prosody.ts';
+} from '../../bus/contracts/results.ts';
+import { queryRows } from '../clickhouse/clickhouse.ts';
+import { sessionDay } from '../../bus/ids.ts';
+import { pauseRatio, pitchVariability, speakingRate } from '../../bus/prosody.ts';
 import { wordsPerInterval } from './speaking-rate.ts';
-import { sql } from './sql.ts';
+import { sql } from '../clickhouse/sql.ts';
 import type { Window } from './timeline-window.ts';
 
 /** The bounds of interval `bucket` of a window, in seconds from the session's start. */

@@ -8,11 +8,11 @@
 // When the nodes known here leave a shard without one that answers, the caller goes
 // ON CLUSTER instead: the DDL queue reaches every node.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { COLUMN_EXISTS, connectClickHouse, DDL_WAIT_SECONDS, queryRows, type ClickHouseClient, type ClickHouseServer } from './clickhouse.ts';
-import { isConnectionError } from './clickhouse-failover.ts';
-import { clickhouseCode } from './insert-errors.ts';
+import { COLUMN_EXISTS, connectClickHouse, DDL_WAIT_SECONDS, queryRows, type ClickHouseClient, type ClickHouseServer } from '../clickhouse/clickhouse.ts';
+import { isConnectionError } from '../clickhouse/clickhouse-failover.ts';
+import { clickhouseCode } from '../clickhouse/insert-errors.ts';
 import { alterQuery, type TableAlter } from './schema.ts';
-import { sql } from './sql.ts';
+import { sql } from '../clickhouse/sql.ts';
 
 // A node that does not say which shard it serves this soon is passed over (a stalled one
 // would hold the request until the client's timeout).

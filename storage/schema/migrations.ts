@@ -4,7 +4,7 @@
 // Result tables are ReplacingMergeTree keyed by what makes a row unique (session, second,
 // track...), so a batch written twice counts once; queries read them with FINAL. They are
 // partitioned by the session's creation month and ordered by (session, time), which is the
-// filter of every timeline query. On a cluster (storage/schema.ts) they are sharded by session,
+// filter of every timeline query. On a cluster (storage/schema/schema.ts) they are sharded by session,
 // so a session's duplicates meet in one shard for FINAL; the session index and its spans by
 // user, whose lists read one user's rows together (a session's user never changes).
 //
@@ -12,12 +12,12 @@
 // column change (never ALTER by hand: on a cluster it takes three statements and goes to the
 // shards' replicas), `schema.local(name)` and `schema.onCluster` for what is written out by hand.
 import type { ClickHouseClient } from '@clickhouse/client';
-import { EMOTION_KEYS } from '../bus/contracts/rows.ts';
-import { COLUMN_EXISTS, DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from './clickhouse.ts';
+import { EMOTION_KEYS } from '../../bus/contracts/rows.ts';
+import { COLUMN_EXISTS, DDL_TIMED_OUT, DDL_WAIT_SECONDS, queryRows } from '../clickhouse/clickhouse.ts';
 import type { ClusterNodes } from './cluster-nodes.ts';
-import { clickhouseCode } from './insert-errors.ts';
+import { clickhouseCode } from '../clickhouse/insert-errors.ts';
 import { Schema, type Statement } from './schema.ts';
-import { literal, sql } from './sql.ts';
+import { literal, sql } from '../clickhouse/sql.ts';
 
 interface Migration {
   id: number;
@@ -84,7 +84,7 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     // Where each user's sessions and each session's events lie on their sort key, and how many
-    // rows they have: a page is read from a window sized by it (storage/windows.ts). Kept by
+    // rows they have: a page is read from a window sized by it (storage/sessions/windows.ts). Kept by
     // materialized views on every insert; the rows already there are added once here (rows
     // inserted meanwhile count twice, which only makes the count, an estimate, larger).
     // On a cluster each node's view reads the rows inserted into its local table and feeds its
@@ -177,7 +177,7 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     // On a cluster: each node's own shard, read through every shard that answers, which tells
-    // a read whether its session's shard is reachable (storage/session-shard.ts).
+    // a read whether its session's shard is reachable (storage/results/session-shard.ts).
     id: 5,
     statements: (schema) => schema.cluster
       ? [`CREATE TABLE IF NOT EXISTS ${schema.db}.${SHARD_PROBE}${schema.onCluster} (cluster String, shard_num UInt32, is_local UInt8)
@@ -202,7 +202,7 @@ export const MIGRATIONS: Migration[] = [
  * Creates the database and brings the schema up to date; safe to run from several hosts at
  * once (every statement may run twice). An up-to-date schema issues no DDL at all, so a
  * service starts while a node of the cluster is down (DDL ON CLUSTER would wait for it).
- * `cluster`: the tables are laid out on that cluster (storage/schema.ts).
+ * `cluster`: the tables are laid out on that cluster (storage/schema/schema.ts).
  */
 export async function migrate(client: ClickHouseClient, database: string, cluster?: ClusterNodes): Promise<void> {
   const schema = new Schema(database, cluster?.name);

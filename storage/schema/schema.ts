@@ -5,7 +5,7 @@
 // over the shards and reads them back; every query reads and writes `<name>` either way.
 // DDL runs ON CLUSTER: the servers' distributed_ddl queue carries it to every node, also to one
 // that is down when it is issued, once it is back; except an ALTER of a table that holds rows,
-// which goes to one replica of each shard where it can (storage/cluster-nodes.ts).
+// which goes to one replica of each shard where it can (storage/schema/cluster-nodes.ts).
 
 export interface TableSpec {
   name: string;

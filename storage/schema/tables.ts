@@ -1,8 +1,8 @@
 // How each kind of result row is stored: its table and its columns.
-import { EMOTION_KEYS, type AudioSecond, type CustomEvent, type FaceSecond, type SpeechSegment, type VideoSecond } from '../bus/contracts/rows.ts';
-import { sessionDay } from '../bus/ids.ts';
-import type { RowKind } from '../bus/subjects.ts';
-import { countWords } from '../bus/words.ts';
+import { EMOTION_KEYS, type AudioSecond, type CustomEvent, type FaceSecond, type SpeechSegment, type VideoSecond } from '../../bus/contracts/rows.ts';
+import { sessionDay } from '../../bus/ids.ts';
+import type { RowKind } from '../../bus/subjects.ts';
+import { countWords } from '../../bus/words.ts';
 
 export type Columns = Record<string, string | number | null>;
 

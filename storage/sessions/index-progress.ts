@@ -3,14 +3,14 @@
 // for the shared index consumer to have nothing pending (as lists once did) made every user wait
 // for the busiest one's changes, for ever while that user kept changing sessions.
 //
-// Which changes: those this service's watch holds for the user (storage/unindexed-changes.ts),
+// Which changes: those this service's watch holds for the user (storage/sessions/unindexed-changes.ts),
 // once the watch has delivered the bucket's latest revision asked after the caller came (a
 // change the caller made before is at or below it). When: the followers of several services
 // share the consumer, so this service cannot see whether another's has stored a change; the
 // index itself says so. A session's latest row shows the change when its revision is the
 // change's or later, or when it lists what the change lists (a heartbeat gets no row, and the
 // follower writes one whenever what a list shows differs from its last row:
-// storage/listed-changes.ts). A check asks ClickHouse about the user's held sessions alone.
+// storage/sessions/listed-changes.ts). A check asks ClickHouse about the user's held sessions alone.
 //
 // Held changes also leave once the consumer has acknowledged everything up to them (its
 // acknowledgement floor, or all it delivered when it is idle), checked every second here, so
@@ -18,8 +18,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../bus/log.ts';
-import { buckets, consumers } from '../bus/subjects.ts';
+import type { Logger } from '../../bus/log.ts';
+import { buckets, consumers } from '../../bus/subjects.ts';
 import { AskedAfter } from './asked-after.ts';
 import { changesListing, listed } from './listed-changes.ts';
 import { latestRows } from './sessions-index.ts';

@@ -8,8 +8,8 @@
 // Of each row it keeps only what a list shows (its Listed digest, at most about 900 bytes of
 // JSON: the name is the one text in it), in a cache bounded by those bytes: past it, the
 // sessions indexed least lately are forgotten, and their next change is written.
-import { ByteBoundedCache } from '../bus/byte-bounded-cache.ts';
-import type { SessionRecord } from '../bus/contracts/session.ts';
+import { ByteBoundedCache } from '../../bus/byte-bounded-cache.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
 
 /** Bytes of digests held by default: over 100,000 sessions of typical names, 18,000 of the longest. */
 export const LISTED_CHANGES_BYTES = 16 * 1024 ** 2;

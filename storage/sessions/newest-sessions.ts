@@ -11,8 +11,8 @@
 // forgotten whole. A user forgotten is answered by ClickHouse until seeded again; the sessions
 // table then holds every session the bucket had when it was forgotten (its seed waits for the
 // index to catch up), and the watch adds every change since.
-import type { SessionRecord } from '../bus/contracts/session.ts';
-import { publicRecord, type PublicRecord } from '../bus/session-view.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import { publicRecord, type PublicRecord } from '../../bus/session-view.ts';
 import type { SessionListFilter } from './sessions-index.ts';
 
 interface Entry {
@@ -225,7 +225,7 @@ const entryOf = (record: PublicRecord): Entry => ({
   doc: JSON.stringify(record),
 });
 
-/** The sessions table's filters (storage/sessions-index.ts): created in [from, to), state, type. */
+/** The sessions table's filters (storage/sessions/sessions-index.ts): created in [from, to), state, type. */
 function matches(entry: Entry, filter: SessionListFilter): boolean {
   return (
     (filter.type === undefined || entry.type === filter.type) &&

@@ -2,16 +2,16 @@
 // shared by the storage services that write, so each change is stored once whichever service
 // gets it. Changes are stored as they come: whatever arrived while the last insert ran is the
 // next batch, acknowledged only once ClickHouse has its rows, so the consumer's acknowledgement
-// floor says what the index holds (storage/index-progress.ts). A service lost before
+// floor says what the index holds (storage/sessions/index-progress.ts). A service lost before
 // it acknowledged leaves its batch to another after `ack_wait`. Rows carry the record's KV
 // revision, by which the table collapses a change stored twice.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SessionRecord } from '../bus/contracts/session.ts';
-import type { Logger } from '../bus/log.ts';
-import { consumers } from '../bus/subjects.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import type { Logger } from '../../bus/log.ts';
+import { consumers } from '../../bus/subjects.ts';
 import { SESSIONS_STREAM } from './index-progress.ts';
 import { ListedChanges } from './listed-changes.ts';
 import { indexRow, indexSessions, type SessionIndexRow } from './sessions-index.ts';

@@ -1,16 +1,16 @@
 // Who answers a session list: the newest sessions in memory when they are as new as the bucket
 // and hold the page, ClickHouse otherwise, once the index holds the caller's changes as the
-// bucket has them (storage/index-progress.ts). The one place that decides.
+// bucket has them (storage/sessions/index-progress.ts). The one place that decides.
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { Logger } from '../bus/log.ts';
-import type { SessionRecords } from '../bus/session-records.ts';
-import type { PublicRecord } from '../bus/session-view.ts';
-import { unavailable } from '../bus/errors.ts';
+import type { Logger } from '../../bus/log.ts';
+import type { SessionRecords } from '../../bus/session-records.ts';
+import type { PublicRecord } from '../../bus/session-view.ts';
+import { unavailable } from '../../bus/errors.ts';
 import type { IndexProgress } from './index-progress.ts';
-import type { SessionListMetrics } from './metrics.ts';
+import type { SessionListMetrics } from '../metrics.ts';
 import type { NewestSessions } from './newest-sessions.ts';
-import { readsUntil } from './read-deadline.ts';
-import type { ReadsInFlight } from './reads-in-flight.ts';
+import { readsUntil } from '../clickhouse/read-deadline.ts';
+import type { ReadsInFlight } from '../clickhouse/reads-in-flight.ts';
 import { listSessions, type SessionListFilter } from './sessions-index.ts';
 
 // More active sessions than this (a user has USER_MAX_ACTIVE_SESSIONS at most, unless sessions

@@ -1,11 +1,11 @@
 // The sessions table: a copy of each session record as of its last change that a list shows
 // (create, rename, state, worker state, sources), from which session lists are served (the KV
-// answers for one session; this answers for millions). Kept by storage/session-index-follower.ts.
+// answers for one session; this answers for millions). Kept by storage/sessions/session-index-follower.ts.
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { ListSessionsQuery, SessionRecord } from '../bus/contracts/session.ts';
-import { publicRecord, type PublicRecord } from '../bus/session-view.ts';
-import { queryRows } from './clickhouse.ts';
-import { literal, sql } from './sql.ts';
+import type { ListSessionsQuery, SessionRecord } from '../../bus/contracts/session.ts';
+import { publicRecord, type PublicRecord } from '../../bus/session-view.ts';
+import { queryRows } from '../clickhouse/clickhouse.ts';
+import { literal, sql } from '../clickhouse/sql.ts';
 import { densityOf, pageFromEnd, type Span, type Window } from './windows.ts';
 
 /** A session's row: one per revision of its record that changed something a list shows. */
@@ -77,7 +77,7 @@ export interface SessionListFilter extends Omit<ListSessionsQuery, 'from' | 'to'
 
 /**
  * Newest first (created desc, id desc), in two steps: which sessions make the page, read from
- * the newest window of the user's sessions that holds it (storage/windows.ts), then their
+ * the newest window of the user's sessions that holds it (storage/sessions/windows.ts), then their
  * documents. Each session's latest revision is picked with argMax rather than FINAL, so a
  * filter on a changing column (state) never sees an older revision; a session's revisions share
  * its creation time, so they always fall in the same window.

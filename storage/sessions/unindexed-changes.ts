@@ -1,14 +1,14 @@
 // The changes of each user's sessions that the session index may not hold yet, as this storage
 // service's watch on the sessions bucket saw them: what a list (or a seed) of that user must
-// find in the index before ClickHouse answers it (storage/index-progress.ts). Every storage
+// find in the index before ClickHouse answers it (storage/sessions/index-progress.ts). Every storage
 // service watches every change, so each knows every user's changes, whichever service's
 // follower stores them; what it cannot know is when another service's follower has stored one,
 // so it keeps each change until it knows: a list found it in the index, or the index consumer
 // has acknowledged everything up to it. One entry a session, its latest change: the changes of
 // the last moments, and while the index lags, one per session changed since (at most one per
 // session the bucket holds).
-import type { SessionRecord } from '../bus/contracts/session.ts';
-import type { WatchFollower } from '../bus/session-records.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import type { WatchFollower } from '../../bus/session-records.ts';
 import { listed, type Listed } from './listed-changes.ts';
 
 export interface UnindexedChange {
@@ -39,7 +39,7 @@ export class UnindexedChanges implements WatchFollower {
   }
 
   put(record: SessionRecord, revision: number): void {
-    // A session being deleted gets no row (storage/listed-changes.ts): nothing to wait for.
+    // A session being deleted gets no row (storage/sessions/listed-changes.ts): nothing to wait for.
     if (record.deletingSince !== undefined) this.forget(record.id);
     else {
       let sessions = this.users.get(record.user);

@@ -11,8 +11,8 @@ import {
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import { headers, nanos } from '@nats-io/transport-node';
-import { headerText } from '../bus/rpc.ts';
-import { streams, subjects } from '../bus/subjects.ts';
+import { headerText } from '../../bus/rpc.ts';
+import { streams, subjects } from '../../bus/subjects.ts';
 import { ensureStream } from './ensure-stream.ts';
 
 export const DEAD_ROW_HEADERS = { subject: 'Emo-Row-Subject', reason: 'Emo-Dead-Reason' } as const;

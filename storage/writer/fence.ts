@@ -4,8 +4,8 @@
 // takeover starts a new one (actors/session/lifecycle.ts), so the writer tells them apart: a row
 // of an older epoch is refused for the seconds from the moment the current epoch began. Its
 // earlier seconds are the old owner's alone (nobody else pulled them) and are kept.
-import type { SessionRecord } from '../bus/contracts/session.ts';
-import type { RowKind } from '../bus/subjects.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import type { RowKind } from '../../bus/subjects.ts';
 
 /**
  * Whether `row`, made in `rowEpoch` (undefined: made by no owner, such as a custom event, or by

@@ -8,9 +8,9 @@ import {
   FaceSecond,
   SpeechSegment,
   VideoSecond,
-} from '../bus/contracts/rows.ts';
-import { ROW_KINDS, type RowKind } from '../bus/subjects.ts';
-import { checker } from '../bus/validate.ts';
+} from '../../bus/contracts/rows.ts';
+import { ROW_KINDS, type RowKind } from '../../bus/subjects.ts';
+import { checker } from '../../bus/validate.ts';
 
 const CONTRACTS: Record<RowKind, TSchema> = {
   audio: AudioSecond,

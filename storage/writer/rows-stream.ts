@@ -10,7 +10,7 @@ import {
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import { consumers, streams, subjects } from '../bus/subjects.ts';
+import { consumers, streams, subjects } from '../../bus/subjects.ts';
 import { ensureStream } from './ensure-stream.ts';
 
 const MAX_AGE_SECONDS = 7 * 24 * 3600;

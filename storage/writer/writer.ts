@@ -5,19 +5,19 @@
 // Several writers may share the durable consumer. A batch redelivered after its insert (a writer
 // lost before its ack) is stored twice and collapses for readers: the tables are
 // ReplacingMergeTree by each row's key and read with FINAL, and the views' spans count distinct
-// keys (storage/migrations.ts).
+// keys (storage/schema/migrations.ts).
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Consumer, JsMsg, JetStreamClient } from '@nats-io/jetstream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SessionRecord } from '../bus/contracts/session.ts';
-import type { Logger } from '../bus/log.ts';
-import { consumers, rowHeaders, streams } from '../bus/subjects.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
+import type { Logger } from '../../bus/log.ts';
+import { consumers, rowHeaders, streams } from '../../bus/subjects.ts';
 import { AckedLately } from './acked-lately.ts';
 import { storeDeadRows, type DeadRow } from './dead-letter.ts';
 import { epochOf, fenced } from './fence.ts';
-import { isDataError, isUnknownStatus } from './insert-errors.ts';
+import { isDataError, isUnknownStatus } from '../clickhouse/insert-errors.ts';
 import { isRowKind, rowProblem } from './row-check.ts';
-import { columnsOf, tableOf, type Columns } from './tables.ts';
+import { columnsOf, tableOf, type Columns } from '../schema/tables.ts';
 
 export interface WriterOptions {
   /** Whether a session has been deleted: its late rows are dropped, not stored again. */

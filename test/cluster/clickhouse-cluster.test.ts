@@ -25,16 +25,16 @@ import { startClickHouseCluster, type ClickHouseCluster, type ClickHouseNode } f
 import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient, type ClickHouseServer } from '../../storage/clickhouse.ts';
-import { ClusterNodes } from '../../storage/cluster-nodes.ts';
-import { apply, migrate, MIGRATIONS } from '../../storage/migrations.ts';
-import { purgeSession } from '../../storage/purge.ts';
-import { Schema } from '../../storage/schema.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient, type ClickHouseServer } from '../../storage/clickhouse/clickhouse.ts';
+import { ClusterNodes } from '../../storage/schema/cluster-nodes.ts';
+import { apply, migrate, MIGRATIONS } from '../../storage/schema/migrations.ts';
+import { purgeSession } from '../../storage/purge/purge.ts';
+import { Schema } from '../../storage/schema/schema.ts';
 import { StorageService } from '../../storage/service.ts';
-import { columnsOf } from '../../storage/tables.ts';
-import { listSessions } from '../../storage/sessions-index.ts';
-import { sql } from '../../storage/sql.ts';
-import { emotionsTimeline } from '../../storage/timelines.ts';
+import { columnsOf } from '../../storage/schema/tables.ts';
+import { listSessions } from '../../storage/sessions/sessions-index.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
+import { emotionsTimeline } from '../../storage/results/timelines.ts';
 
 const config = readConfig();
 const log = createLog(config);

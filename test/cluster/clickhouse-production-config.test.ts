@@ -26,11 +26,11 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
 import { ask } from '../../ops/stack/zookeeper.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { MIGRATIONS } from '../../storage/migrations.ts';
-import { readsUntil } from '../../storage/read-deadline.ts';
-import { Shards } from '../../storage/shards.ts';
-import { literal, sql } from '../../storage/sql.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { MIGRATIONS } from '../../storage/schema/migrations.ts';
+import { readsUntil } from '../../storage/clickhouse/read-deadline.ts';
+import { Shards } from '../../storage/results/shards.ts';
+import { literal, sql } from '../../storage/clickhouse/sql.ts';
 import { PASSWORDS, runAs, startProductionNodes, startProductionZooKeeper, type ProductionNode } from '../support/production-clickhouse.ts';
 import { audioRow } from '../support/audio-row.ts';
 

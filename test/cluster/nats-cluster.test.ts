@@ -10,8 +10,8 @@ import * as assert from 'uvu/assert';
 import { openBucket } from '../../bus/bucket.ts';
 import { readConfig } from '../../bus/config.ts';
 import { streams } from '../../bus/subjects.ts';
-import { ensureDeadLetterStream } from '../../storage/dead-letter.ts';
-import { ensureRowsStream } from '../../storage/rows-stream.ts';
+import { ensureDeadLetterStream } from '../../storage/writer/dead-letter.ts';
+import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
 import { startNatsCluster, type NatsCluster } from '../../ops/stack/nats-cluster.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 

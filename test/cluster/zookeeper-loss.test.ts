@@ -12,14 +12,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { consumers, streams } from '../../bus/subjects.ts';
-import { queryRows } from '../../storage/clickhouse.ts';
-import { Shards } from '../../storage/shards.ts';
+import { queryRows } from '../../storage/clickhouse/clickhouse.ts';
+import { Shards } from '../../storage/results/shards.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import type { ZooKeeperMember } from '../../ops/stack/zookeeper-ensemble.ts';
 import { ask } from '../../ops/stack/zookeeper.ts';
 import { DATABASE, startLiveCluster, type LiveCluster, type Reads } from '../support/live-cluster.ts';
 import { assertAudioStoredOnce, assertNoMergesOnCluster } from '../support/cluster-copies.ts';
-import { sql } from '../../storage/sql.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { assertGapsShed, gapsOf } from '../support/shed-audio.ts';
 
 const LOSS_MS = 30_000;

@@ -5,8 +5,8 @@
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
-import { connectClickHouse, clickHouseServer, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { sql } from '../../storage/sql.ts';
+import { connectClickHouse, clickHouseServer, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { loadSessions } from '../../ops/support/list-data.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';

@@ -23,7 +23,7 @@ import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newId, newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { ensureRowsStream } from '../../storage/rows-stream.ts';
+import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
 
 const config = readConfig();
 const signedWeights = thisProcessorMultipliesSignedBytesExactly();

@@ -7,8 +7,8 @@ import { createClient } from '@clickhouse/client';
 import { createServer, type Server } from 'node:net';
 import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import { failoverClient, isConnectionError } from '../../storage/clickhouse-failover.ts';
-import { connectClickHouse, queryRows } from '../../storage/clickhouse.ts';
+import { failoverClient, isConnectionError } from '../../storage/clickhouse/clickhouse-failover.ts';
+import { connectClickHouse, queryRows } from '../../storage/clickhouse/clickhouse.ts';
 
 const config = readConfig();
 const real = config.clickhouseUrl.split(',')[0]!;

@@ -13,7 +13,7 @@ import { startNats } from '../../ops/stack/nats.ts';
 import type { Service } from '../../ops/stack/process.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
-import { connectClickHouse } from '../../storage/clickhouse.ts';
+import { connectClickHouse } from '../../storage/clickhouse/clickhouse.ts';
 import { assertNoMerges, NO_MERGES, storedTwice } from '../support/copies.ts';
 
 const config = readConfig();

@@ -14,8 +14,8 @@ import { waitUntil } from '../../ops/stack/process.ts';
 import { FOUR_FACES_FRAME, writeFourFaces } from '../../ops/support/four-faces.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
-import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { sql } from '../../storage/sql.ts';
+import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { clipsDir, settled, startLiveSession, startStreamServer, stopSession, type LiveSession } from '../support/analysis.ts';
 import { makeClip } from '../support/clips.ts';
 

@@ -1,4 +1,4 @@
-// Deletes cost the same however many there are (storage/purge-rounds.ts): one user's
+// Deletes cost the same however many there are (storage/purge/purge-rounds.ts): one user's
 // create-stop-delete loop adds a bounded number of mutations per table, counted in ClickHouse's
 // own system.mutations; each deleted session answers 404 at once and its rows are gone after a
 // purge round; another user's events, posted all through the loop, are all stored.
@@ -8,9 +8,9 @@ import { readConfig } from '../../bus/config.ts';
 import { startServices, type Services, type TestUser } from '../../ops/support/services.ts';
 import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { literal } from '../../storage/sql.ts';
-import { PurgeQueue } from '../../storage/purge-queue.ts';
+import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { literal } from '../../storage/clickhouse/sql.ts';
+import { PurgeQueue } from '../../storage/purge/purge-queue.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -21,7 +21,7 @@ const CYCLES = 20;
 const LANES = 4;
 const WINDOW_SECONDS = 20;
 const MAX_MUTATIONS_PER_TABLE = 3;
-// Every table a purge deletes from (storage/purge.ts).
+// Every table a purge deletes from (storage/purge/purge.ts).
 const PURGED_TABLES = ['audio_seconds', 'face_seconds', 'video_seconds', 'speech_segments', 'custom_events', 'event_spans', 'sessions'];
 const EVENTS_PER_CYCLE = 50;
 

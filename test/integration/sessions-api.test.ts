@@ -9,8 +9,8 @@ import { WORKER_STATES } from '../../bus/contracts/session.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { createLog } from '../../bus/log.ts';
-import { connectClickHouse, clickHouseServer, queryRows } from '../../storage/clickhouse.ts';
-import { sql } from '../../storage/sql.ts';
+import { connectClickHouse, clickHouseServer, queryRows } from '../../storage/clickhouse/clickhouse.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 

@@ -13,7 +13,7 @@ import { ABANDONED_MS } from '../../actors/session/deletion.ts';
 import { buckets } from '../../bus/subjects.ts';
 
 const FLOOD = 30;
-/** The tables a purge round deletes from (storage/purge.ts): five of results, event_spans, sessions. */
+/** The tables a purge round deletes from (storage/purge/purge.ts): five of results, event_spans, sessions. */
 const MUTATIONS_PER_PURGE = 7;
 const PURGE_WINDOW_SECONDS = 3;
 let services: Services;

@@ -10,8 +10,8 @@ import { waitUntil } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
-import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { sql } from '../../storage/sql.ts';
+import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { makeClip } from '../support/clips.ts';
 
 const config = readConfig();

@@ -1,4 +1,4 @@
-// The newest pages of a session list come from memory (storage/newest-sessions.ts) exactly as
+// The newest pages of a session list come from memory (storage/sessions/newest-sessions.ts) exactly as
 // ClickHouse would answer them, and a create, rename or stop shows in the creator's next list
 // whichever of two storage services answers it: one from memory, the other (which keeps none,
 // and does not write) from ClickHouse once the index has caught up. Memory behind the bucket
@@ -18,14 +18,14 @@ import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
 import { SessionRecords, type WatchFollower } from '../../bus/session-records.ts';
-import { connectClickHouse, clickHouseServer, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { IndexProgress } from '../../storage/index-progress.ts';
+import { connectClickHouse, clickHouseServer, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { IndexProgress } from '../../storage/sessions/index-progress.ts';
 import { StorageMetrics } from '../../storage/metrics.ts';
-import { NewestSessions } from '../../storage/newest-sessions.ts';
-import { SessionLists } from '../../storage/session-lists.ts';
-import { UnindexedChanges } from '../../storage/unindexed-changes.ts';
-import { ReadsInFlight } from '../../storage/reads-in-flight.ts';
-import { indexRow, indexSessions, listSessions, type SessionListFilter } from '../../storage/sessions-index.ts';
+import { NewestSessions } from '../../storage/sessions/newest-sessions.ts';
+import { SessionLists } from '../../storage/sessions/session-lists.ts';
+import { UnindexedChanges } from '../../storage/sessions/unindexed-changes.ts';
+import { ReadsInFlight } from '../../storage/clickhouse/reads-in-flight.ts';
+import { indexRow, indexSessions, listSessions, type SessionListFilter } from '../../storage/sessions/sessions-index.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';

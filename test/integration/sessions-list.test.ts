@@ -1,4 +1,4 @@
-// The session list read in windows (storage/windows.ts) answers exactly what a sort of the
+// The session list read in windows (storage/sessions/windows.ts) answers exactly what a sort of the
 // whole history would: a user's sessions are written into the real index unevenly over a year
 // and a half (bursts, gaps, two created in the same millisecond, several revisions each, in
 // separate inserts so they are not merged), and every page is checked through the real
@@ -9,8 +9,8 @@ import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
-import { indexRow } from '../../storage/sessions-index.ts';
-import { connectClickHouse, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
+import { indexRow } from '../../storage/sessions/sessions-index.ts';
+import { connectClickHouse, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse/clickhouse.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 
 const config = readConfig();

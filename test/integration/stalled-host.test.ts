@@ -3,7 +3,7 @@
 // two writers of one second. Stalled two ways: paused (SIGSTOP, as a long GC pause or a full
 // disk would), and cut off from NATS (a proxy between it and NATS resets its connection) while
 // it goes on analysing. Once back, it finds the session lost and stops its ffmpeg; rows it made
-// for seconds of the new owner's epoch are refused by the storage writer (storage/fence.ts);
+// for seconds of the new owner's epoch are refused by the storage writer (storage/writer/fence.ts);
 // every second has one audio and one video row, counted without FINAL on a ClickHouse of the
 // file's own that merges nothing (test/support/copies.ts); and the session stays with the new
 // owner.
@@ -20,8 +20,8 @@ import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { sql } from '../../storage/sql.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { makeClip } from '../support/clips.ts';
 import { assertNoMerges, NO_MERGES, storedTwice } from '../support/copies.ts';
 import { pullersUnder } from '../support/pullers.ts';

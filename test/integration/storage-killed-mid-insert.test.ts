@@ -20,9 +20,9 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { launchService } from '../../ops/stack/service-process.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { ensureRowsStream } from '../../storage/rows-stream.ts';
-import { sql } from '../../storage/sql.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { assertNoMerges, NO_MERGES } from '../support/copies.ts';
 import { audioRow } from '../support/audio-row.ts';
 

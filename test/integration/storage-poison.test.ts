@@ -14,11 +14,11 @@ import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
 import { consumers, streams, subjects, tenantOf } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
-import { DEAD_ROW_HEADERS } from '../../storage/dead-letter.ts';
-import { ensureRowsStream } from '../../storage/rows-stream.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse/clickhouse.ts';
+import { DEAD_ROW_HEADERS } from '../../storage/writer/dead-letter.ts';
+import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
 import { StorageService } from '../../storage/service.ts';
-import { sql } from '../../storage/sql.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { storedTwice } from '../support/copies.ts';
 import { audioRow } from '../support/audio-row.ts';
 

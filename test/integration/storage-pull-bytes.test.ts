@@ -20,9 +20,9 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
 import { parsePrometheusText } from '../../ops/support/prometheus-text.ts';
-import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { ensureRowsStream } from '../../storage/rows-stream.ts';
-import { sql } from '../../storage/sql.ts';
+import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 
 const config = readConfig();
 const log = createLog(config);

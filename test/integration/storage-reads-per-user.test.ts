@@ -9,8 +9,8 @@ import { readConfig } from '../../bus/config.ts';
 import { sessionDay } from '../../bus/ids.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
-import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { sql } from '../../storage/sql.ts';
+import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 
 const config = readConfig();
 const defaults = readConfig({});

@@ -20,11 +20,11 @@ import { subjects, tenantOf, type RowKind } from '../../bus/subjects.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
-import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
-import { ensureRowsStream } from '../../storage/rows-stream.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse/clickhouse.ts';
+import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
 import { StorageService } from '../../storage/service.ts';
-import type { SessionIndexRow } from '../../storage/sessions-index.ts';
-import { sql } from '../../storage/sql.ts';
+import type { SessionIndexRow } from '../../storage/sessions/sessions-index.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { audioRow } from '../support/audio-row.ts';
 
 const config = readConfig();

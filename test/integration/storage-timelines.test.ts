@@ -4,17 +4,17 @@ import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
 import { newSessionId } from '../../bus/ids.ts';
-import { connectClickHouse, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse.ts';
-import { ClusterNodes } from '../../storage/cluster-nodes.ts';
-import { migrate } from '../../storage/migrations.ts';
-import { columnsOf } from '../../storage/tables.ts';
+import { connectClickHouse, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse/clickhouse.ts';
+import { ClusterNodes } from '../../storage/schema/cluster-nodes.ts';
+import { migrate } from '../../storage/schema/migrations.ts';
+import { columnsOf } from '../../storage/schema/tables.ts';
 import {
   audioFeatures,
   emotionTotals,
   emotionsTimeline,
   intervalOf,
   sentimentTimeline,
-} from '../../storage/timelines.ts';
+} from '../../storage/results/timelines.ts';
 
 const config = readConfig();
 

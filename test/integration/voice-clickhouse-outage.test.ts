@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
 import { startClickHouse, type ClickHouseOptions } from '../../ops/stack/clickhouse.ts';
 import type { Service } from '../../ops/stack/process.ts';
-import { sql } from '../../storage/sql.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { assertNoMerges, NO_MERGES, storedTwice } from '../support/copies.ts';
 import { freePort } from '../../ops/stack/ports.ts';

@@ -2,7 +2,7 @@
 // of @clickhouse/client: query as JSONEachRow, command, insert as JSONEachRow. The same
 // storage functions then run unchanged on ClickHouse 18.16 and on a current release.
 import { Session } from 'chdb';
-import type { ClickHouseClient } from '../../storage/clickhouse.ts';
+import type { ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 
 export interface CurrentClickHouse {
   client: ClickHouseClient;
@@ -13,7 +13,7 @@ export interface CurrentClickHouse {
 /** A chdb session with its data under `dir`, using `database` for unqualified names once it exists. */
 export function currentClickHouse(dir: string, database: string): CurrentClickHouse {
   const session = new Session(dir);
-  // As the real client is configured (storage/clickhouse.ts): 64-bit integers as JSON numbers.
+  // As the real client is configured (storage/clickhouse/clickhouse.ts): 64-bit integers as JSON numbers.
   const settings = 'SETTINGS output_format_json_quote_64bit_integers = 0';
   let databaseReady = false;
   const qualified = (query: string) => {

@@ -2,13 +2,13 @@
 // node's local table, without FINAL, grouped by the row's second. A second copy is allowed only
 // where the design makes one and says so: a second the actor host published twice (heard twice
 // on the bus), or one a storage service logged as inserted from a redelivered message
-// (storage/writer.ts, emo_rows_redelivered_total), or one whose insert ClickHouse answered
+// (storage/writer/writer.ts, emo_rows_redelivered_total), or one whose insert ClickHouse answered
 // "unknown status" with the first copy in a part ZooKeeper does not know (emo_rows_unknown_status_total,
 // which ClickHouse removes within five minutes). Anywhere else, a second stored twice fails.
 import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
-import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { sql } from '../../storage/sql.ts';
+import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 import type { ClickHouseNode } from '../../ops/stack/clickhouse-cluster.ts';
 import type { ServiceProcess } from '../../ops/stack/service-process.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
@@ -26,7 +26,7 @@ export async function onNode<T>(node: ClickHouseNode, database: string, read: (d
 /**
  * The seconds of `table` the storage services' logs name under `key`, by session:
  * `redeliveredRows`, rows inserted from redelivered messages; `unknownStatusRows`, rows of
- * inserts ClickHouse answered "unknown status" (storage/writer.ts).
+ * inserts ClickHouse answered "unknown status" (storage/writer/writer.ts).
  */
 export function loggedSeconds(logFiles: string[], table: string, key: 'redeliveredRows' | 'unknownStatusRows'): Map<string, Set<number>> {
   const seconds = new Map<string, Set<number>>();

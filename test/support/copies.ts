@@ -6,8 +6,8 @@
 // service inserts as soon as a restarted server answers), or tables the test stopped with
 // SYSTEM STOP MERGES.
 import * as assert from 'uvu/assert';
-import { queryRows, type ClickHouseClient } from '../../storage/clickhouse.ts';
-import { sql } from '../../storage/sql.ts';
+import { queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { sql } from '../../storage/clickhouse/sql.ts';
 
 /**
  * A config.d file for startClickHouse: no merge is ever small enough to be chosen. Unmerged, a

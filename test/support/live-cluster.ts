@@ -10,7 +10,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
-import { connectClickHouse, type ClickHouseClient } from '../../storage/clickhouse.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 import { startCluster, type Cluster } from '../../ops/stack/cluster.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil } from '../../ops/stack/process.ts';

@@ -3,7 +3,7 @@
 import type { Config } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import type { Logger } from '../../bus/log.ts';
-import { clickHouseServer } from '../../storage/clickhouse.ts';
+import { clickHouseServer } from '../../storage/clickhouse/clickhouse.ts';
 import { StorageService } from '../../storage/service.ts';
 
 export async function startStorageInProcess(config: Config, id: string, database: string, log: Logger): Promise<StorageService> {

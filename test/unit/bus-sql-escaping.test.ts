@@ -1,9 +1,9 @@
-// storage/sql.ts is the only way values enter SQL. Each string literal it makes is read back
+// storage/clickhouse/sql.ts is the only way values enter SQL. Each string literal it makes is read back
 // here by the rules of ClickHouse's lexer: the value must come back whole and the literal must
 // end exactly where it should, whatever the string holds.
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { literal, sql } from '../../storage/sql.ts';
+import { literal, sql } from '../../storage/clickhouse/sql.ts';
 
 const ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', 0: '\0', '\\': '\\', "'": "'" };
 

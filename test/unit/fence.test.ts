@@ -1,7 +1,7 @@
-// The fence against a stale owner (storage/fence.ts): which rows of an older epoch are refused.
+// The fence against a stale owner (storage/writer/fence.ts): which rows of an older epoch are refused.
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
-import { epochOf, fenced } from '../../storage/fence.ts';
+import { epochOf, fenced } from '../../storage/writer/fence.ts';
 import { test } from '../../ops/support/uvu.ts';
 
 const createdAt = 1_700_000_000_000;

@@ -1,7 +1,7 @@
 // Which ClickHouse failures are the data's (set aside) and which a shard's (retried, or a 503).
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { isDataError, isShardUnreachable } from '../../storage/insert-errors.ts';
+import { isDataError, isShardUnreachable } from '../../storage/clickhouse/insert-errors.ts';
 
 const failure = (message: string) => new Error(message);
 

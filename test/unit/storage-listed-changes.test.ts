@@ -4,7 +4,7 @@ import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
-import { ListedChanges } from '../../storage/listed-changes.ts';
+import { ListedChanges } from '../../storage/sessions/listed-changes.ts';
 
 const created = 1_800_000_000_000;
 const id = newSessionId(created);

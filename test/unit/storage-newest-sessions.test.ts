@@ -5,8 +5,8 @@ import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { publicRecord } from '../../bus/session-view.ts';
-import { NewestSessions } from '../../storage/newest-sessions.ts';
-import type { SessionListFilter } from '../../storage/sessions-index.ts';
+import { NewestSessions } from '../../storage/sessions/newest-sessions.ts';
+import type { SessionListFilter } from '../../storage/sessions/sessions-index.ts';
 
 const START = 1_800_000_000_000;
 

@@ -2,8 +2,8 @@
 // (on a cluster it is sent to one replica of each shard), and only written ON CLUSTER when asked.
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { alterQuery, Schema } from '../../storage/schema.ts';
-import { MIGRATIONS } from '../../storage/migrations.ts';
+import { alterQuery, Schema } from '../../storage/schema/schema.ts';
+import { MIGRATIONS } from '../../storage/schema/migrations.ts';
 
 const table = { name: 'audio_seconds', shardBy: 'cityHash64(session)' };
 

@@ -5,7 +5,7 @@ import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { newSessionId } from '../../bus/ids.ts';
-import { UnindexedChanges } from '../../storage/unindexed-changes.ts';
+import { UnindexedChanges } from '../../storage/sessions/unindexed-changes.ts';
 
 const created = 1_800_000_000_000;
 

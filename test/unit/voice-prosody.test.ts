@@ -11,7 +11,7 @@ import { VoiceAnalyzer, type SpeechAudio } from '../../actors/voice/analyzer.ts'
 import { VAD_STEP, VoiceActivityModel } from '../../actors/voice/vad.ts';
 import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
 import { Utterances } from '../../actors/session/utterances.ts';
-import { wordsPerInterval } from '../../storage/speaking-rate.ts';
+import { wordsPerInterval } from '../../storage/results/speaking-rate.ts';
 import { readConfig } from '../../bus/config.ts';
 
 const model = await VoiceActivityModel.load(readConfig().modelsDir);
