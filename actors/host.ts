@@ -1,64 +1,28 @@
 // An actor host: runs the session actors it owns, answers the API requests that change
 // sessions, and takes over sessions whose host died. Stored results are the storage service's.
+// What it is made of is built in host-parts.ts.
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
-import { jetstream } from '@nats-io/jetstream';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { Config } from '../bus/config.ts';
-import { connectBus } from '../bus/connection.ts';
+import type { Subscription } from '@nats-io/transport-node';
 import type { Session, SessionRecord } from '../bus/contracts/session.ts';
 import { overloaded } from '../bus/errors.ts';
-import type { Logger } from '../bus/log.ts';
 import { serve, type CallContext, type RequestOf } from '../bus/rpc.ts';
 import { presentSession, publicRecord } from '../bus/session-view.ts';
 import { queues } from '../bus/subjects.ts';
 import { serveEvents } from './api/events.ts';
 import { serveSessions } from './api/sessions.ts';
-import { parseAllowance } from './egress/allowance.ts';
-import { assertGuardLibrary } from './egress/guard-library.ts';
-import { EgressPolicy } from './egress/policy.ts';
-import { streamResolver } from './egress/resolver.ts';
-import { FaceThread } from './face/threaded.ts';
-import { DecoderSpawner } from './ingest/decoder-spawner.ts';
-import { CpuUse } from './cpu-use.ts';
-import { HostLoad, WINDOW_MS } from './host-load.ts';
+import { closeHostParts, type HostParts } from './host-parts.ts';
+import { WINDOW_MS } from './host-load.ts';
 import { roomFor, type Room } from './host-room.ts';
-import { SessionCost, type CostPart } from './session-cost.ts';
+import { SessionCost } from './session-cost.ts';
 import { SessionBudgets } from './session-budgets.ts';
-import type { HostMetrics } from './metrics.ts';
-import { MODEL_FILES } from './models/files.ts';
-import { assertModels } from './models/required.ts';
-import { RowPublisher } from './rows.ts';
 import { SessionActor } from './session/actor.ts';
-import type { WorkerResources } from './session/worker.ts';
-import { admitSession, type AdmissionDeps } from './session/admission.ts';
-import { IdempotencyKeys } from './session/idempotency.ts';
+import { admitSession } from './session/admission.ts';
 import { LeaseClock } from './session/lease-clock.ts';
 import { isStale, takeOver } from './session/lifecycle.ts';
 import { ABANDONED_MS, resumeDeletion } from './session/deletion.ts';
-import { UserQuotas } from './session/quotas.ts';
-import { SessionRecords } from '../bus/session-records.ts';
-import { announceWorkerStates } from './session/worker-states.ts';
-import { SpeechToTextPool } from './speech/pool.ts';
-import { VoiceThread } from './voice/threaded.ts';
 
 /** How often the host asks itself whether it keeps up. */
 const LOAD_CHECK_MS = 1000;
-
-/** What a host is made of, built once by start(). */
-interface HostParts {
-  id: string;
-  nc: NatsConnection;
-  records: SessionRecords;
-  rows: RowPublisher;
-  admission: AdmissionDeps;
-  resources: WorkerResources & { speechToText: SpeechToTextPool };
-  config: Config;
-  log: Logger;
-  metrics: HostMetrics;
-  load: HostLoad;
-  cpu: CpuUse;
-}
 
 export class ActorHost {
   private readonly actors = new Map<string, SessionActor>();
@@ -95,95 +59,9 @@ export class ActorHost {
     });
   }
 
-  /** Checks the models and the egress guard, starts the analysis threads, joins the bus, and starts serving. */
-  static async start(config: Config, rootLog: Logger, metrics: HostMetrics): Promise<ActorHost> {
-    const log = rootLog.child({ component: 'host' });
-    const hostId = config.hostId;
-    await assertModels(config.modelsDir, Object.values(MODEL_FILES));
-    await assertGuardLibrary(config.egressGuardLibrary);
-    // Before the models are loaded: its fork copies a host that is still small.
-    const decoders = await DecoderSpawner.start({ runDir: join(config.varDir, 'run'), log });
-    const load = new HostLoad();
-    const resources = {
-      faces: await FaceThread.start({
-        modelsDir: config.modelsDir,
-        effortCalmMs: config.faceEffortCalmSeconds * 1000,
-        observeInference: metrics.observeInference,
-        // Only a face thread that drops frames with every stream at its lowest effort makes the host behind.
-        observeSaturated: (saturated, detail) => load.faceSaturated(saturated, detail),
-        observeStreamEffort: (session, level, before, effort) => {
-          metrics.faceEffort(before, level);
-          // Not `level`: that is the log line's own.
-          const step = { session, stepsBelowFull: level, effort };
-          if (level > before) log.warn(step, 'face analysis behind: reduced effort for a stream');
-          else if (level > 0) log.info(step, 'face analysis keeps up better: more effort for a stream');
-          else log.info({ session }, 'face analysis at full effort for a stream again');
-        },
-      }),
-      speechToText: await SpeechToTextPool.start(
-        { modelsDir: config.modelsDir, noisyBelowSnrDb: config.noisySpeechBelowSnrDb },
-        { threads: config.transcriptionThreads, timer: metrics.inference, spent: metrics.transcriptionCpu },
-      ),
-      voice: await VoiceThread.start({
-        modelsDir: config.modelsDir,
-        maxBacklogSeconds: config.voiceMaxBacklogSeconds,
-        observeInference: metrics.observeInference,
-      }),
-      egress: new EgressPolicy(
-        parseAllowance(config.allowPrivateStreamHosts),
-        config.egressGuardLibrary,
-        streamResolver({ servers: config.streamDnsServers, timeoutMs: config.streamDnsTimeoutMs }),
-      ),
-      pull: {
-        ffmpegPath: config.ffmpegPath,
-        decoders,
-        fps: config.analysisFps,
-        unreachableSeconds: config.streamUnreachableSeconds,
-        tls: { verify: config.streamTlsVerify, caFile: config.streamTlsCaFile },
-        transcriptionQueueLimit: config.transcriptionQueueLimit,
-      },
-      // What workers report reaches the metrics and the host's own view of its load.
-      metrics: {
-        videoSecond: (analysed: number, dropped: number) => metrics.videoSecond(analysed, dropped),
-        speechSegmentDropped: (session: string) => {
-          metrics.speechSegmentDropped(session);
-          load.speechDropped(session);
-        },
-        speechWaited: (session: string, seconds: number) => {
-          metrics.speechWaited(session, seconds);
-          load.speechWaited(session, seconds);
-        },
-        reconnecting: () => metrics.reconnecting(),
-        audioShed: (session: string, seconds: number) => {
-          metrics.audioShed(session, seconds);
-          load.audioShed(session, seconds);
-        },
-        sessionCpuSpent: (part: CostPart, seconds: number) => metrics.sessionCpuSpent(part, seconds),
-      },
-    };
-    const nc = await connectBus(`actor-host ${hostId}`, config.natsUrl, log, { user: 'host' });
-    const js = jetstream(nc);
-    const rows = new RowPublisher(js, log, (session) => records.peek(session)?.record);
-    const records = await SessionRecords.open(
-      js,
-      log,
-      {
-        replicas: config.natsReplicas,
-        cacheBytes: config.sessionRecordCacheBytes,
-        bucket: { maxBytes: config.sessionsBucketMaxBytes, maxAgeMs: config.sessionRecordMaxAgeSeconds * 1000 },
-      },
-      announceWorkerStates(nc),
-    );
-    const admission: AdmissionDeps = {
-      records,
-      quotas: await UserQuotas.open(js, records, config.userMaxActiveSessions, config.natsReplicas),
-      keys: await IdempotencyKeys.open(js, config.idempotencyKeySeconds * 1000, config.natsReplicas),
-      hostId,
-      sessionMaxSeconds: config.sessionMaxSeconds,
-      streamRefusal: (stream) => resources.egress.refusal(stream.hostname, stream.port),
-    };
-    const cpu = new CpuUse(WINDOW_MS);
-    const host = new ActorHost({ id: hostId, nc, records, rows, admission, resources, config, log, metrics, load, cpu });
+  /** Starts serving with `parts`: the sessions' API, the room, creates while there is room, takeovers. */
+  static async start(parts: HostParts): Promise<ActorHost> {
+    const host = new ActorHost(parts);
     await host.run();
     return host;
   }
@@ -400,11 +278,6 @@ export class ActorHost {
       actor.send({ type: 'leave' });
       return actor.settled();
     }));
-    await this.parts.resources.pull.decoders.close();
-    this.parts.records.close();
-    await this.parts.nc.drain();
-    await this.parts.resources.speechToText.close();
-    await this.parts.resources.voice.close();
-    await this.parts.resources.faces.close();
+    await closeHostParts(this.parts);
   }
 }
