@@ -1,9 +1,11 @@
 // The one restart policy of the project, OTP-style, for one child: a session's stream worker
 // in an actor host, or a service process under `npm start` and `npm run cluster`. A child that
-// crashes is restarted after a backoff that doubles with each crash; more than `intensity`
-// crashes within `periodMs` means the failure is not transient, and the supervisor gives up and
-// escalates to its owner. A child that ends normally is not restarted.
+// crashes is restarted after a backoff that doubles with each crash within `periodMs`
+// (backoff.ts); more than `intensity` crashes within `periodMs` means the failure is not
+// transient, and the supervisor gives up and escalates to its owner. A child that ends normally
+// is not restarted.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffMs } from './backoff.ts';
 
 export interface Child {
   /** Resolves when the child ends normally; rejects when it crashes. */
@@ -83,7 +85,7 @@ export class Supervisor {
         const recent = this.crashes.filter((at) => now - at <= this.options.periodMs).length;
         if (recent > this.options.intensity) throw error;
         this.options.onRestart?.(error, this.crashes.length);
-        const backoff = Math.min(this.options.backoffMs * 2 ** (recent - 1), this.options.maxBackoffMs);
+        const backoff = backoffMs(recent - 1, { baseMs: this.options.backoffMs, maxMs: this.options.maxBackoffMs });
         await this.clock.sleep(backoff, signal);
         if (signal.aborted) return;
       }

@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
+import { backoffMs, type Backoff } from '../backoff.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import type { WorkerMetrics } from '../metrics.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../ingest/ffmpeg-args.ts';
@@ -77,6 +78,9 @@ function exceedsResolution(width: number, height: number): boolean {
   return Math.max(width, height) > 1920 || Math.min(width, height) > 1080;
 }
 
+/** The waits between reconnects of a stream that gives no media. */
+const RECONNECT_BACKOFF: Backoff = { baseMs: 500, maxMs: 10_000 };
+
 export class StreamWorker implements Child {
   readonly done: Promise<void>;
   private readonly stopped = new AbortController();
@@ -115,7 +119,8 @@ export class StreamWorker implements Child {
     const { reports, log } = this.options;
     const limitMs = this.options.resources.pull.unreachableSeconds * 1000;
     let lastMediaAt = Date.now();
-    let backoffMs = 500;
+    // Counted since media last flowed: a stream that flowed again starts from the first wait.
+    let retriesWithoutMedia = 0;
     for (let attempt = 0; !this.stopped.signal.aborted; attempt++) {
       reports.state(attempt === 0 ? 'connecting' : 'reconnecting');
       if (attempt > 0) this.options.resources.metrics?.reconnecting();
@@ -135,16 +140,17 @@ export class StreamWorker implements Child {
       }
       if (this.mediaSeconds > before) {
         lastMediaAt = Date.now();
-        backoffMs = 500;
+        retriesWithoutMedia = 0;
       }
       if (Date.now() - lastMediaAt >= limitMs) {
         reports.ended('stream_unreachable', outcome.reason || 'no media received');
         return;
       }
-      log.info({ session: this.options.session, reason: outcome.reason, backoffMs }, 'stream lost; reconnecting');
-      const wait = Math.min(backoffMs, Math.max(0, limitMs - (Date.now() - lastMediaAt)));
+      const backoff = backoffMs(retriesWithoutMedia, RECONNECT_BACKOFF);
+      log.info({ session: this.options.session, reason: outcome.reason, backoffMs: backoff }, 'stream lost; reconnecting');
+      const wait = Math.min(backoff, Math.max(0, limitMs - (Date.now() - lastMediaAt)));
       await sleep(wait, undefined, { signal: this.stopped.signal }).catch(() => {});
-      backoffMs = Math.min(backoffMs * 2, 10_000);
+      retriesWithoutMedia++;
     }
   }
 
