@@ -20,6 +20,7 @@ import { startNats } from './stack/nats.ts';
 import { startNatsCluster } from './stack/nats-cluster.ts';
 import { freePort } from './stack/ports.ts';
 import { reportRun } from './testing/report.ts';
+import { removeOrphanCgroups } from './stack/cgroups.ts';
 import { removeOrphanRules } from './testing/network-rules.ts';
 import { ChildCpu } from './testing/child-cpu.ts';
 import { runFile, type FileOutcome } from './testing/run-file.ts';
@@ -124,6 +125,9 @@ async function onCluster(files: string[], stops: Stop[]): Promise<FileOutcome[]>
 // Network rules left by a run killed before it could remove them.
 const orphanRules = removeOrphanRules();
 if (orphanRules > 0) console.log(`Removed ${orphanRules} network rule(s) left by test runs that were killed.`);
+// Empty cgroups of local clusters whose run was killed (ops/stack/cgroups.ts).
+const orphanCgroups = removeOrphanCgroups();
+if (orphanCgroups > 0) console.log(`Removed ${orphanCgroups} cgroup(s) left by test runs that were killed.`);
 
 const stops: Stop[] = [];
 let outcomes: FileOutcome[] = [];

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startClickHouse, type ClusterMembership } from './clickhouse.ts';
 import { freePort } from './ports.ts';
+import { makeCgroup, type Cgroup } from './cgroups.ts';
 import { clusterNode, type ClusterNode } from './cluster-node.ts';
 import { restartOnStoppedDdlWorker } from './ddl-worker-watch.ts';
 import { startZooKeeperEnsemble, type ZooKeeperEnsemble, type ZooKeeperMember } from './zookeeper-ensemble.ts';
@@ -23,6 +24,8 @@ export interface ClickHouseNode extends ClusterNode {
   tcpPort: number;
   /** Where its partner replica fetches parts from it. */
   interserverPort: number;
+  /** The cgroup it runs in, where cgroup v2 can be used: everything it sends can be cut off. */
+  cgroup?: Cgroup;
 }
 
 export interface ClickHouseUser {
@@ -102,6 +105,7 @@ export async function startClickHouseCluster(options: ClickHouseClusterOptions):
   const stop = async () => {
     for (const watch of watches) watch.stop();
     await Promise.all(nodes.map((node) => node.stop()));
+    for (const node of nodes) node.cgroup?.remove();
     await zookeeper.stop();
   };
   try {
@@ -133,8 +137,10 @@ function clickHouseNode(options: {
   cluster: ClusterMembership;
 }): ClickHouseNode {
   const { name, shard, replica, dir, httpPort, tcpPort, configFiles, userFiles, env, cluster } = options;
+  const cgroup = makeCgroup(name);
   return {
-    ...clusterNode(name, () => startClickHouse({ dir, httpPort, tcpPort, configFiles, userFiles, env, cluster })),
+    ...clusterNode(name, () => startClickHouse({ dir, httpPort, tcpPort, configFiles, userFiles, env, cluster, cgroupDir: cgroup?.dir })),
+    cgroup,
     shard,
     replica,
     tcpPort,

@@ -25,9 +25,19 @@ export function startService(
   name: string,
   command: string,
   args: string[],
-  options: { logFile?: string; env?: NodeJS.ProcessEnv; cwd?: string; graceMs?: number } = {},
+  options: {
+    logFile?: string;
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    graceMs?: number;
+    /** A cgroup's folder to start in (cgroups.ts): the shell joins it, then becomes the command. */
+    cgroupDir?: string;
+  } = {},
 ): Service {
-  const child = spawn(command, args, {
+  const [file, argv] = options.cgroupDir
+    ? ['/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', options.cgroupDir, command, ...args]]
+    : [command, args];
+  const child = spawn(file, argv, {
     cwd: options.cwd,
     env: options.env ?? process.env,
     detached: true,

@@ -1,7 +1,8 @@
 // The whole service on a cluster (three NATS servers, ClickHouse as 2 shards x 2 replicas, two of
 // each service process), with a live session on each shard, losing a whole shard for 45 s twice:
 // both its servers killed with kill -9, then the same shard cut off by a partition (packets to its
-// ports dropped: the servers run on, connections to them hang). Meanwhile reads of the lost
+// ports and every packet its servers send dropped: the servers run on, connections to and from
+// them hang, their ZooKeeper sessions lapse). Meanwhile reads of the lost
 // shard's session answer 503 within the request timeout, reads of the other's 200, and how long
 // the other shard's rows stood still is printed (a batch holding rows of both shards waits for
 // the lost one: docs/operations.md); afterwards every second of media received has exactly one
@@ -28,7 +29,7 @@ import { publish, waitForStream, type Publisher } from '../../ops/support/stream
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { makeClip } from '../support/clips.ts';
 import { cutOff } from '../support/partition.ts';
-import { assertAudioStoredOnce, assertNoMergesOnCluster } from '../support/cluster-copies.ts';
+import { assertAudioStoredOnce, assertNoMergesOnCluster, onNode } from '../support/cluster-copies.ts';
 import { NO_MERGES } from '../support/copies.ts';
 import { assertGapsShed, gapsOf } from '../support/shed-audio.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
@@ -236,10 +237,28 @@ test('both servers of a shard killed for 45 s: its reads answer 503, the other s
 // Cut off, a shard's servers go silent on the connections other servers opened to them before:
 // a read of the other shard's session can wait on one past the request's deadline and answer
 // 503 (in one run of four; the likely cause, not proven). The rest answer 200.
-test('the same shard cut off by a partition for 45 s: its reads answer 503, the other shard\'s 200 or 503, none hangs', async () => {
+/** Whether `node`'s replica of the audio table holds a live ZooKeeper session, as a node of the other shard sees it. */
+async function activeInZooKeeper(node: ClickHouseNode): Promise<boolean> {
+  const asker = shardNodes(node.shard === LOST ? KEPT : LOST)[0]!;
+  const path = `/clickhouse/tables/${node.shard}/${DATABASE}/audio_seconds/replicas/${node.name}`;
+  const children = await onNode(asker, DATABASE, (on) => queryRows<{ name: string }>(on, sql`SELECT name FROM system.zookeeper WHERE path = ${path}`));
+  return children.some((child) => child.name === 'is_active');
+}
+
+test('the same shard cut off by a partition for 45 s, both ways: its reads answer 503, the other shard\'s 200 or 503, none hangs', async () => {
   await loseShard('shard cut off', true, async (nodes) => {
-    const partition = cutOff(nodes.flatMap((node) => [Number(new URL(node.url).port), node.tcpPort, node.interserverPort]));
-    return async () => partition.heal();
+    const cgroups = nodes.map((node) => node.cgroup?.path);
+    assert.ok(cgroups.every((path) => path !== undefined), 'each server of the shard runs in a cgroup of its own, so that all it sends can be dropped');
+    for (const node of nodes) assert.ok(await activeInZooKeeper(node), `${node.name} holds a ZooKeeper session before the cut`);
+    const partition = cutOff(nodes.flatMap((node) => [Number(new URL(node.url).port), node.tcpPort, node.interserverPort]), cgroups as string[]);
+    return async () => {
+      try {
+        // Cut off both ways, its servers reached ZooKeeper no more: their sessions lapsed.
+        for (const node of nodes) assert.not.ok(await activeInZooKeeper(node), `${node.name} lost its ZooKeeper session while cut off`);
+      } finally {
+        partition.heal();
+      }
+    };
   });
 });
 

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import { cutOff } from '../partition.ts';
 
 test('cut off, then hang', async () => {
-  cutOff([Number(process.env.CUT_OFF_PORT)]);
+  cutOff([Number(process.env.CUT_OFF_PORT)], []);
   setInterval(() => {}, 1000);
   await new Promise(() => {});
 });
