@@ -5,7 +5,7 @@ export { readConfig, type Config } from './config.ts';
 export { connectBus } from './connection.ts';
 export { createLog } from './log.ts';
 export { newSessionId, sessionDay } from './ids.ts';
-export { streams, subjects, tenantOf } from './subjects.ts';
+export { buckets, consumers, streams, subjects, tenantOf } from './subjects.ts';
 export { EMOTION_KEYS, type AudioSecond, type EmotionKey, type FaceSecond } from './contracts/rows.ts';
 export type { SessionRecord } from './contracts/session.ts';
 export { MAX_EVENTS_PER_REQUEST } from './contracts/events.ts';
