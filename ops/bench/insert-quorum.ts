@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { newSessionId, readConfig } from '../../bus/index.ts';
 import { startClickHouseCluster } from '../stack/index.ts';
-import { columnsOf, connectClickHouse, Schema } from '../../storage/index.ts';
+import { columnsOf, connectClickHouse } from '../../storage/index.ts';
+import { createAudioTable } from './lib/audio-table.ts';
 import { elapsedMs, fixed, markdownTable, percentile } from './lib/stats.ts';
 
 const config = readConfig();
@@ -21,14 +22,7 @@ const cluster = await startClickHouseCluster({ dir, name: 'emo', shards: 2, repl
 const server = { url: cluster.urls.join(','), username: 'default', password: '', cluster: cluster.name };
 const client = connectClickHouse(server, null);
 try {
-  const schema = new Schema(DATABASE, cluster.name);
-  for (const query of [schema.createDatabase(), ...schema.createTable({
-    name: 'audio_seconds',
-    columns: 'session String, second UInt32, frequency Float32, intensity Float32, voiced Float32, speech Float32, voiced_frames UInt16, semitone_sum Float64, semitone_squares Float64, speech_seconds Float64, speech_start Float64, speech_end Float64, day Date',
-    engine: 'ReplacingMergeTree()',
-    keys: 'PARTITION BY toYYYYMM(day) ORDER BY (session, second)',
-    shardBy: 'cityHash64(session)',
-  })]) await client.command({ query });
+  await createAudioTable(client, DATABASE, cluster.name);
 
   const sessions = Array.from({ length: 10 }, () => newSessionId());
   let next = 0;

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newSessionId, readConfig } from '../../bus/index.ts';
 import { startClickHouseCluster } from '../stack/index.ts';
-import { columnsOf, connectClickHouse, Schema } from '../../storage/index.ts';
+import { columnsOf, connectClickHouse } from '../../storage/index.ts';
+import { createAudioTable } from './lib/audio-table.ts';
 import { fixed, markdownTable } from './lib/stats.ts';
 
 const config = readConfig();
@@ -32,14 +33,7 @@ async function trial(quorum: number, n: number): Promise<Trial> {
   const onFirst = connectClickHouse({ url: first!.url, username: 'default', password: '' }, null);
   const onSecond = connectClickHouse({ url: second!.url, username: 'default', password: '' }, null);
   try {
-    const schema = new Schema(DATABASE, cluster.name);
-    for (const query of [schema.createDatabase(), ...schema.createTable({
-      name: 'audio_seconds',
-      columns: 'session String, second UInt32, frequency Float32, intensity Float32, voiced Float32, speech Float32, voiced_frames UInt16, semitone_sum Float64, semitone_squares Float64, speech_seconds Float64, speech_start Float64, speech_end Float64, day Date',
-      engine: 'ReplacingMergeTree()',
-      keys: 'PARTITION BY toYYYYMM(day) ORDER BY (session, second)',
-      shardBy: 'cityHash64(session)',
-    })]) await onFirst.command({ query });
+    await createAudioTable(onFirst, DATABASE, cluster.name);
 
     const session = newSessionId();
     let next = 0;

@@ -20,7 +20,6 @@ import { startClickHouseCluster, type ClickHouseCluster } from '../../ops/stack/
 import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
-import { launchService } from '../../ops/stack/service-process.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 import { Shards } from '../../storage/results/shards.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
@@ -28,6 +27,7 @@ import { assertNoMergesOnCluster, onNode } from '../support/cluster-copies.ts';
 import { NO_MERGES } from '../support/copies.ts';
 import { startInsertReplyDrop, type InsertReplyDrop } from '../support/insert-reply-drop.ts';
 import { audioRow } from '../support/audio-row.ts';
+import { launchStorageOn } from '../support/storage-on-cluster.ts';
 
 const config = readConfig();
 const log = createLog(config);
@@ -54,24 +54,16 @@ test.before(async () => {
   nc = await connectBus('insert-reply-lost test', nats.url, log);
   js = jetstream(nc);
   jsm = await jetstreamManager(nc);
-  storage = await launchService({
+  // Every insert goes through the proxy to the first node, whose Distributed tables send each
+  // shard its part: a batch spans both shards.
+  storage = await launchStorageOn({
     id: `insert-reply-lost-storage-${process.pid}`,
-    role: 'storage',
     projectRoot: config.projectRoot,
     logFile: join(dir, 'storage.log'),
-    metricsPort: await freePort(),
-    env: {
-      ...process.env,
-      NATS_URL: nats.url,
-      ...cluster.serviceEnv,
-      // Every insert goes through the proxy to the first node, whose Distributed tables send
-      // each shard its part: a batch spans both shards.
-      CLICKHOUSE_URL: proxy.url,
-      CLICKHOUSE_DATABASE: DATABASE,
-      // ROWS, DEAD_ROWS and the buckets must fit this NATS's file store beside the other lanes'.
-      ROWS_STREAM_MAX_BYTES: String(256 * 1024 ** 2),
-      SESSIONS_BUCKET_MAX_BYTES: String(64 * 1024 ** 2),
-    },
+    natsUrl: nats.url,
+    cluster,
+    clickhouseUrl: proxy.url,
+    database: DATABASE,
   });
   await assertNoMergesOnCluster(cluster.nodes, DATABASE);
 });

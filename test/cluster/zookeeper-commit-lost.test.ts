@@ -24,13 +24,13 @@ import { startClickHouseCluster, type ClickHouseCluster, type ClickHouseNode } f
 import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
-import { launchService } from '../../ops/stack/service-process.ts';
 import { queryRows } from '../../storage/clickhouse/clickhouse.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
 import { assertNoMergesOnCluster, loggedSeconds, onNode, partsUnknownToZooKeeper } from '../support/cluster-copies.ts';
 import { NO_MERGES } from '../support/copies.ts';
 import { startZooKeeperCommitDrop, type CommitDrop, type ZooKeeperCommitDrop } from '../support/zookeeper-commit-drop.ts';
 import { audioRow } from '../support/audio-row.ts';
+import { launchStorageOn } from '../support/storage-on-cluster.ts';
 
 const config = readConfig();
 const log = createLog(config);
@@ -64,22 +64,15 @@ test.before(async () => {
   nc = await connectBus('zookeeper-commit-lost test', nats.url, log);
   js = jetstream(nc);
   jsm = await jetstreamManager(nc);
-  storage = await launchService({
+  // Every insert goes to the first replica, the one whose ZooKeeper connection is cut.
+  storage = await launchStorageOn({
     id: `zookeeper-commit-lost-storage-${process.pid}`,
-    role: 'storage',
     projectRoot: config.projectRoot,
     logFile: storageLog,
-    metricsPort: await freePort(),
-    env: {
-      ...process.env,
-      NATS_URL: nats.url,
-      ...cluster.serviceEnv,
-      // Every insert goes to the first replica, the one whose ZooKeeper connection is cut.
-      CLICKHOUSE_URL: first.url,
-      CLICKHOUSE_DATABASE: DATABASE,
-      ROWS_STREAM_MAX_BYTES: String(256 * 1024 ** 2),
-      SESSIONS_BUCKET_MAX_BYTES: String(64 * 1024 ** 2),
-    },
+    natsUrl: nats.url,
+    cluster,
+    clickhouseUrl: first.url,
+    database: DATABASE,
   });
   await assertNoMergesOnCluster(cluster.nodes, DATABASE);
 });

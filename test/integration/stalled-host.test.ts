@@ -144,7 +144,7 @@ test('a host paused past the takeover comes back fenced: one ffmpeg, one row a s
 test('a host cut off from NATS past the takeover, analysing on, comes back fenced', async () => {
   await services.stop();
   const natsPort = Number(new URL(process.env.NATS_URL!).port);
-  proxy = await startTcpProxy(natsPort);
+  proxy = await startTcpProxy({ host: '127.0.0.1', port: natsPort });
   const name = `${NAME}-cut`;
   services = await startServices({ name, hosts: 0, env: serviceEnv() });
   hostId = (host: Service) => `${name}-host-${services.hosts.indexOf(host) + 1}`;

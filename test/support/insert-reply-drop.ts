@@ -2,8 +2,7 @@
 // through and drops ClickHouse's answer: the server has finished the insert (it answers only
 // then), the client sees its connection reset and never learns it. Everything else, and every
 // INSERT once the drops armed are spent, passes untouched.
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import { freePort } from '../../ops/stack/ports.ts';
+import { startTcpProxy } from './tcp-proxy.ts';
 
 export interface DroppedReply {
   /** The status line ClickHouse answered with: "HTTP/1.1 200 OK" for an insert it committed. */
@@ -21,18 +20,10 @@ export interface InsertReplyDrop {
 }
 
 export async function startInsertReplyDrop(target: URL): Promise<InsertReplyDrop> {
-  const port = await freePort();
-  const sockets = new Set<Socket>();
   const dropped: DroppedReply[] = [];
   let armed = 0;
   let table = '';
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => {});
-    }
+  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) }, (client, upstream) => {
     // The request on this connection whose answer is to be dropped: requests on a kept-alive
     // connection come one after another, each answered before the next is sent.
     let doomed: string | undefined;
@@ -51,24 +42,14 @@ export async function startInsertReplyDrop(target: URL): Promise<InsertReplyDrop
       client.resetAndDestroy();
       upstream.destroy();
     });
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
   });
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${proxy.port}`,
     arm(count, which) {
       armed = count;
       table = which;
     },
     dropped,
-    async close() {
-      const closing = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.resetAndDestroy();
-      await closing;
-    },
+    close: proxy.close,
   };
 }

@@ -8,8 +8,7 @@
 // ZooKeeper's wire format: every packet is a 4-byte big-endian length and its body. The first
 // packet each way is the session's handshake; after it a request begins (xid, type) and a reply
 // (xid, zxid, err). A multi-request is type 14.
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import { freePort } from '../../ops/stack/ports.ts';
+import { startTcpProxy } from './tcp-proxy.ts';
 
 const MULTI = 14;
 const LOG_ENTRY = Buffer.from('/log/log-');
@@ -48,23 +47,15 @@ function packets(onPacket: (packet: Buffer, frame: Buffer) => void): (chunk: Buf
 }
 
 export async function startZooKeeperCommitDrop(member: { host: string; port: number }): Promise<ZooKeeperCommitDrop> {
-  const port = await freePort();
-  const sockets = new Set<Socket>();
   const dropped: DroppedCommit[] = [];
   let armed: { drop: CommitDrop; table: string; path: Buffer } | undefined;
-  const server: Server = createServer((client) => {
-    const upstream = connect(member.port, member.host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => {});
-    }
+  const proxy = await startTcpProxy(member, (client, upstream) => {
     const cut = (drop: CommitDrop, table: string) => {
       dropped.push({ drop, table });
       client.resetAndDestroy();
       upstream.destroy();
     };
-    let handshaken = { request: false, reply: false };
+    const handshaken = { request: false, reply: false };
     // The xid of the commit whose answer is to be dropped.
     let doomed: { xid: number; table: string } | undefined;
     client.on('data', packets((packet, frame) => {
@@ -91,24 +82,14 @@ export async function startZooKeeperCommitDrop(member: { host: string; port: num
       if (doomed && packet.readInt32BE(0) === doomed.xid) return cut('reply', doomed.table);
       client.write(frame);
     }));
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
   });
   return {
     host: '127.0.0.1',
-    port,
+    port: proxy.port,
     arm(drop, table) {
       armed = { drop, table, path: Buffer.from(`/${table}/`) };
     },
     dropped,
-    async close() {
-      const closing = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.resetAndDestroy();
-      await closing;
-    },
+    close: proxy.close,
   };
 }
