@@ -72,11 +72,12 @@ export async function assertAudioStoredOnce(check: StoredOnceCheck): Promise<voi
   const unknownStatus = loggedSeconds(check.storage.map((service) => service.logFile), 'audio_seconds', 'unknownStatusRows').get(session) ?? new Set<number>();
   const keys = (on: ClickHouseClient) => queryRows<{ n: number }>(on, sql`SELECT uniqExact(second) AS n FROM audio_seconds_local WHERE session = ${session}`);
   // A replica may still be fetching the newest parts from its partner, or waiting out the
-  // backoff of a fetch that failed while it was cut off.
+  // backoff of a fetch that failed while it was cut off. A session's last row may land after
+  // its seconds were read: the replicas then agree on one more.
   let held: number[] = [];
   await waitUntil('every replica of its shard holding every second', async () => {
     held = (await Promise.all(replicas.map((node) => onNode(node, database, keys)))).map(([row]) => Number(row?.n));
-    return held.every((n) => n === check.seconds.length);
+    return held.every((n) => n === held[0] && n >= check.seconds.length);
   }, 120_000).catch(async (error: Error) => {
     const queues = await Promise.all(replicas.map((node) => onNode(node, database, (on) => queryRows(on,
       sql`SELECT type, new_part_name, num_tries, last_exception FROM system.replication_queue WHERE database = ${database} AND table = 'audio_seconds_local'`))));
