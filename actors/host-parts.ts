@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Config } from '../bus/config.ts';
+import type { HostConfig } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import type { Logger } from '../bus/log.ts';
 import { SessionRecords } from '../bus/session-records.ts';
@@ -36,7 +36,7 @@ export interface HostParts {
   rows: RowPublisher;
   admission: AdmissionDeps;
   resources: WorkerResources & { speechToText: SpeechToTextPool };
-  config: Config;
+  config: HostConfig;
   log: Logger;
   metrics: HostMetrics;
   load: HostLoad;
@@ -44,7 +44,7 @@ export interface HostParts {
 }
 
 /** Checks the models and the egress guard, starts the analysis threads, and joins the bus. */
-export async function buildHostParts(config: Config, rootLog: Logger, metrics: HostMetrics): Promise<HostParts> {
+export async function buildHostParts(config: HostConfig, rootLog: Logger, metrics: HostMetrics): Promise<HostParts> {
   const log = rootLog.child({ component: 'host' });
   const hostId = config.hostId;
   await assertModels(config.modelsDir, Object.values(MODEL_FILES));

@@ -1,5 +1,5 @@
 // Entry point of an actor host process.
-import { readConfig } from '../bus/config.ts';
+import { readHostConfig } from '../bus/config.ts';
 import { createLog } from '../bus/log.ts';
 import { createRegistry, MetricsServer } from '../bus/metrics-server.ts';
 import { logUnhandled, stopOnSignal } from '../bus/process-lifecycle.ts';
@@ -7,7 +7,7 @@ import { ActorHost } from './host.ts';
 import { buildHostParts } from './host-parts.ts';
 import { HostMetrics } from './metrics.ts';
 
-const config = readConfig();
+const config = readHostConfig();
 const log = createLog(config);
 logUnhandled(log, 'actor host');
 const registry = createRegistry();

@@ -1,6 +1,9 @@
-// The one place that reads the environment. Each process's main.ts calls readConfig() once
-// and passes what it read down; nothing else touches process.env, so the table of variables in
-// docs/configuration.md is this file (test/unit/docs-configuration.test.ts holds them equal).
+// The one place that reads the environment, in sections: the settings every process shares and
+// one section per process kind. Each process's main.ts reads its own sections once, at start
+// (readGatewayConfig(), readHostConfig(), readStorageConfig()), and passes what it read down;
+// nothing else touches process.env. readConfig() reads them all, for tests and tools that start
+// several kinds. docs/configuration.md lists the variables by section, as here
+// (test/unit/docs-configuration.test.ts holds them equal).
 import { resolve } from 'node:path';
 import { availableParallelism, hostname } from 'node:os';
 
@@ -64,21 +67,39 @@ export class Environment {
   }
 }
 
-export function readConfig(env: NodeJS.ProcessEnv = process.env) {
-  const read = new Environment(env);
-  const varDir = resolve(read.text('VAR_DIR', resolve(projectRoot, 'var')));
-  const heartbeatSeconds = read.number('HEARTBEAT_SECONDS', 3, 0.1);
-
+/** Read by every process kind: the settings more than one kind needs, and the bus's own. */
+export function sharedSettings(read: Environment) {
+  const sessionMaxSeconds = read.number('SESSION_MAX_SECONDS', 43200, 1);
   return {
     projectRoot,
-    varDir,
+    varDir: resolve(read.text('VAR_DIR', resolve(projectRoot, 'var'))),
     logLevel: read.text('LOG_LEVEL', 'info'),
     // Every process: /metrics, /livez, /readyz (bus/metrics-server.ts). Port 0: one the OS picks,
     // logged, so processes started side by side never collide; production names one per process.
     metricsHost: read.text('METRICS_HOST', '127.0.0.1'),
     metricsPort: read.number('METRICS_PORT', 0),
+    hostId: read.identifier('HOST_ID', `${hostname()}-${process.pid}`),
+    natsUrl: read.text('NATS_URL', 'nats://127.0.0.1:4222'),
+    // How many NATS servers keep each JetStream stream and KV bucket: 1 on one server, 3 on a
+    // cluster (a bucket or stream then survives the loss of one server).
+    natsReplicas: read.wholeNumber('NATS_REPLICAS', 1, 1),
+    requestTimeoutMs: read.number('BUS_REQUEST_TIMEOUT_MS', 5000, 1),
+    sessionMaxSeconds,
+    // The session records' bucket and caches, bounded in bytes (a record is at most
+    // LARGEST_SESSION_RECORD_BYTES, bus/session-record-size.ts). A record not written for
+    // SESSION_RECORD_MAX_AGE_SECONDS leaves the bucket: only finished ones, since an active
+    // session's heartbeat rewrites its record every HEARTBEAT_SECONDS; at least
+    // SESSION_MAX_SECONDS plus an hour, so that not even a session left without any host ages
+    // out before its expiry.
+    sessionsBucketMaxBytes: read.wholeNumber('SESSIONS_BUCKET_MAX_BYTES', 256 * 1024 ** 2, 16 * 1024 ** 2),
+    sessionRecordMaxAgeSeconds: read.number('SESSION_RECORD_MAX_AGE_SECONDS', 7 * 86400, sessionMaxSeconds + 3600),
+    sessionRecordCacheBytes: read.wholeNumber('SESSION_RECORD_CACHE_BYTES', 64 * 1024 ** 2, 1024 * 1024),
+  } as const;
+}
 
-    // gateway
+/** Read by the gateway alone. */
+export function gatewaySettings(read: Environment) {
+  return {
     gatewayHost: read.text('GATEWAY_HOST', '127.0.0.1'),
     gatewayPort: read.number('GATEWAY_PORT', 8080),
     bodyLimitBytes: read.number('BODY_LIMIT_BYTES', 1024 * 1024, 1),
@@ -90,7 +111,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     // Proxies (addresses or CIDR blocks, comma-separated) whose X-Forwarded-For names the client;
     // none by default: the TCP peer is the client (gateway/client-address.ts).
     trustedProxies: read.text('TRUSTED_PROXIES', '').split(',').map((entry) => entry.trim()).filter(Boolean),
-    requestTimeoutMs: read.number('BUS_REQUEST_TIMEOUT_MS', 5000, 1),
     // REST budgets, per gateway process: requests per user per window; failed authentications per client address per minute.
     rateLimitRequests: read.number('RATE_LIMIT_REQUESTS', 1000, 1),
     rateLimitWindowSeconds: read.number('RATE_LIMIT_WINDOW_SECONDS', 10, 1),
@@ -117,67 +137,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     wsMessagesPerMinute: read.number('WS_MESSAGES_PER_MINUTE', 600, 1),
     // WebSocket upgrades per client address (an IPv6 /64) per minute: a dashboard opens one per tab and one per reconnect.
     wsUpgradesPerAddressPerMinute: read.wholeNumber('WS_UPGRADES_PER_ADDRESS_PER_MINUTE', 120, 1),
+  } as const;
+}
 
-    // bus and storage
-    natsUrl: read.text('NATS_URL', 'nats://127.0.0.1:4222'),
-    // How many NATS servers keep each JetStream stream and KV bucket: 1 on one server, 3 on a
-    // cluster (a bucket or stream then survives the loss of one server).
-    natsReplicas: read.wholeNumber('NATS_REPLICAS', 1, 1),
-    // Comma-separated: the storage service moves to the next when one stops answering.
-    clickhouseUrl: read.text('CLICKHOUSE_URL', 'http://127.0.0.1:8123'),
-    clickhouseDatabase: read.text('CLICKHOUSE_DATABASE', 'emotions'),
-    // A cluster of the servers' remote_servers: tables replicated and sharded across it (storage/schema/schema.ts).
-    clickhouseCluster: read.optionalText('CLICKHOUSE_CLUSTER'),
-    // Only for the local ClickHouse that `npm start` runs; clients use the HTTP URL.
-    clickhouseTcpPort: read.number('CLICKHOUSE_TCP_PORT', 9000, 1),
-    clickhouseUser: read.text('CLICKHOUSE_USER', 'default'),
-    clickhousePassword: read.text('CLICKHOUSE_PASSWORD', ''),
-    writerBatchRows: read.number('WRITER_BATCH_ROWS', 5000, 1),
-    writerFlushMs: read.number('WRITER_FLUSH_MS', 1000, 10),
-    // Bytes of row messages one writer batch holds at most: a backlog of 1 MiB event batches
-    // pulled 5,000 at a time would take gigabytes. At least the NATS server's max_payload (8 MB)
-    // plus 4 KiB, checked at start: a message that fits no pull would never be delivered.
-    writerPullMaxBytes: read.wholeNumber('WRITER_PULL_MAX_BYTES', 64 * 1024 ** 2, 1024 * 1024),
-    // ClickHouse connections of a storage service by purpose (storage/clickhouse/clickhouse-pools.ts), so
-    // that slow reads never hold the sockets the writer and the session index need.
-    clickhouseReadConnections: read.wholeNumber('CLICKHOUSE_READ_CONNECTIONS', 20, 2),
-    clickhouseWriterConnections: read.wholeNumber('CLICKHOUSE_WRITER_CONNECTIONS', 2, 1),
-    clickhouseIndexConnections: read.wholeNumber('CLICKHOUSE_INDEX_CONNECTIONS', 2, 1),
-    // Reads one user may have being answered at once by one storage service; below the read
-    // connections, so that one user's slow reads leave sockets for the others. A dashboard tab has at most 5.
-    storageReadsInFlightPerUser: read.wholeNumber('STORAGE_READS_IN_FLIGHT_PER_USER', 8, 1),
-    storageWriter: read.flag('STORAGE_WRITER', true),
-    // Test only: the storage process exits right after its Nth insert, before acknowledging it,
-    // as a machine lost at that moment would (0: never).
-    writerExitAfterInserts: read.wholeNumber('WRITER_EXIT_AFTER_INSERTS', 0, 0),
-    // The durable row buffer: how much it may hold while ClickHouse is away.
-    rowsStreamMaxBytes: read.number('ROWS_STREAM_MAX_BYTES', 1024 ** 3, 1024 * 1024),
-    // The newest sessions of each user a storage service keeps in memory, to answer the first
-    // pages of a session list without ClickHouse (storage/sessions/newest-sessions.ts).
-    sessionListMemoryPerUser: read.wholeNumber('SESSION_LIST_MEMORY_PER_USER', 200, 0),
-    // All users' together (about 760 bytes each): past it, the users listed least lately are
-    // forgotten and ClickHouse answers them until their next list reads them back.
-    sessionListMemoryTotal: read.wholeNumber('SESSION_LIST_MEMORY_TOTAL', 500_000, 0),
-    // Deleted sessions' rows leave ClickHouse in rounds, one ALTER ... DELETE per table for up to
-    // this many sessions, every window (storage/purge/purge-rounds.ts); the queue waits in the KV
-    // bucket `purges`, bounded in bytes (a full one answers a DELETE 503 until a round drains it).
-    purgeWindowSeconds: read.number('PURGE_WINDOW_SECONDS', 60, 1),
-    purgeBatchSessions: read.wholeNumber('PURGE_BATCH_SESSIONS', 1000, 1),
-    purgeQueueMaxBytes: read.wholeNumber('PURGE_QUEUE_MAX_BYTES', 64 * 1024 ** 2, 1024 * 1024),
-    // The session records' bucket and caches, bounded in bytes (a record is at most
-    // LARGEST_SESSION_RECORD_BYTES, bus/session-record-size.ts). A record not written for
-    // SESSION_RECORD_MAX_AGE_SECONDS leaves the bucket: only finished ones, since an active
-    // session's heartbeat rewrites its record every HEARTBEAT_SECONDS; at least
-    // SESSION_MAX_SECONDS plus an hour, so that not even a session left without any host ages
-    // out before its expiry.
-    sessionsBucketMaxBytes: read.wholeNumber('SESSIONS_BUCKET_MAX_BYTES', 256 * 1024 ** 2, 16 * 1024 ** 2),
-    sessionRecordMaxAgeSeconds: read.number('SESSION_RECORD_MAX_AGE_SECONDS', 7 * 86400, read.number('SESSION_MAX_SECONDS', 43200, 1) + 3600),
-    sessionRecordCacheBytes: read.wholeNumber('SESSION_RECORD_CACHE_BYTES', 64 * 1024 ** 2, 1024 * 1024),
-
-    // actor host
-    hostId: read.identifier('HOST_ID', `${hostname()}-${process.pid}`),
+/** Read by the actor host alone; its files' defaults are under the shared VAR_DIR. */
+export function hostSettings(read: Environment, varDir: string) {
+  const heartbeatSeconds = read.number('HEARTBEAT_SECONDS', 3, 0.1);
+  return {
     hostCapacity: read.number('HOST_CAPACITY', 10, 1),
-    sessionMaxSeconds: read.number('SESSION_MAX_SECONDS', 43200, 1),
     // Quotas: active sessions per user across the cluster, sensor sources per session.
     userMaxActiveSessions: read.number('USER_MAX_ACTIVE_SESSIONS', 8, 1),
     sessionMaxSources: read.number('SESSION_MAX_SOURCES', 32, 1),
@@ -216,12 +183,91 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     noisySpeechBelowSnrDb: read.namedOrNumber('NOISY_SPEECH_BELOW_SNR_DB', { tiny: 0, base: Infinity }, 30, 0),
     // Audio a stream may have waiting for voice analysis before its oldest is skipped.
     voiceMaxBacklogSeconds: read.number('VOICE_MAX_BACKLOG_SECONDS', 5, 0.5),
-
-    // assets
     modelsDir: resolve(read.text('MODELS_DIR', resolve(varDir, 'models'))),
+  } as const;
+}
+
+/** Read by the storage service alone. */
+export function storageSettings(read: Environment) {
+  return {
+    // Comma-separated: the storage service moves to the next when one stops answering.
+    clickhouseUrl: read.text('CLICKHOUSE_URL', 'http://127.0.0.1:8123'),
+    clickhouseDatabase: read.text('CLICKHOUSE_DATABASE', 'emotions'),
+    // A cluster of the servers' remote_servers: tables replicated and sharded across it (storage/schema/schema.ts).
+    clickhouseCluster: read.optionalText('CLICKHOUSE_CLUSTER'),
+    clickhouseUser: read.text('CLICKHOUSE_USER', 'default'),
+    clickhousePassword: read.text('CLICKHOUSE_PASSWORD', ''),
+    writerBatchRows: read.number('WRITER_BATCH_ROWS', 5000, 1),
+    writerFlushMs: read.number('WRITER_FLUSH_MS', 1000, 10),
+    // Bytes of row messages one writer batch holds at most: a backlog of 1 MiB event batches
+    // pulled 5,000 at a time would take gigabytes. At least the NATS server's max_payload (8 MB)
+    // plus 4 KiB, checked at start: a message that fits no pull would never be delivered.
+    writerPullMaxBytes: read.wholeNumber('WRITER_PULL_MAX_BYTES', 64 * 1024 ** 2, 1024 * 1024),
+    // ClickHouse connections of a storage service by purpose (storage/clickhouse/clickhouse-pools.ts), so
+    // that slow reads never hold the sockets the writer and the session index need.
+    clickhouseReadConnections: read.wholeNumber('CLICKHOUSE_READ_CONNECTIONS', 20, 2),
+    clickhouseWriterConnections: read.wholeNumber('CLICKHOUSE_WRITER_CONNECTIONS', 2, 1),
+    clickhouseIndexConnections: read.wholeNumber('CLICKHOUSE_INDEX_CONNECTIONS', 2, 1),
+    // Reads one user may have being answered at once by one storage service; below the read
+    // connections, so that one user's slow reads leave sockets for the others. A dashboard tab has at most 5.
+    storageReadsInFlightPerUser: read.wholeNumber('STORAGE_READS_IN_FLIGHT_PER_USER', 8, 1),
+    storageWriter: read.flag('STORAGE_WRITER', true),
+    // A test-only fault-injection hook: the storage process exits right after its Nth insert,
+    // before acknowledging it, as a machine lost at that moment would (0: never), a window no
+    // outside kill can hit.
+    writerExitAfterInserts: read.wholeNumber('WRITER_EXIT_AFTER_INSERTS', 0, 0),
+    // The durable row buffer: how much it may hold while ClickHouse is away.
+    rowsStreamMaxBytes: read.number('ROWS_STREAM_MAX_BYTES', 1024 ** 3, 1024 * 1024),
+    // The newest sessions of each user a storage service keeps in memory, to answer the first
+    // pages of a session list without ClickHouse (storage/sessions/newest-sessions.ts).
+    sessionListMemoryPerUser: read.wholeNumber('SESSION_LIST_MEMORY_PER_USER', 200, 0),
+    // All users' together (about 760 bytes each): past it, the users listed least lately are
+    // forgotten and ClickHouse answers them until their next list reads them back.
+    sessionListMemoryTotal: read.wholeNumber('SESSION_LIST_MEMORY_TOTAL', 500_000, 0),
+    // Deleted sessions' rows leave ClickHouse in rounds, one ALTER ... DELETE per table for up to
+    // this many sessions, every window (storage/purge/purge-rounds.ts); the queue waits in the KV
+    // bucket `purges`, bounded in bytes (a full one answers a DELETE 503 until a round drains it).
+    purgeWindowSeconds: read.number('PURGE_WINDOW_SECONDS', 60, 1),
+    purgeBatchSessions: read.wholeNumber('PURGE_BATCH_SESSIONS', 1000, 1),
+    purgeQueueMaxBytes: read.wholeNumber('PURGE_QUEUE_MAX_BYTES', 64 * 1024 ** 2, 1024 * 1024),
+  } as const;
+}
+
+/** Read by the tooling alone (ops/): the local stack of `npm start`, asset setup, benchmarks. */
+export function toolingSettings(read: Environment, varDir: string) {
+  return {
+    // Only for the local ClickHouse that `npm start` runs; clients use the HTTP URL.
+    clickhouseTcpPort: read.number('CLICKHOUSE_TCP_PORT', 9000, 1),
     mediaDir: resolve(read.text('MEDIA_DIR', resolve(varDir, 'media'))),
     assetsMirror: read.optionalText('ASSETS_MIRROR'),
   } as const;
 }
 
-export type Config = ReturnType<typeof readConfig>;
+export type SharedConfig = ReturnType<typeof sharedSettings>;
+export type GatewayConfig = SharedConfig & ReturnType<typeof gatewaySettings>;
+export type HostConfig = SharedConfig & ReturnType<typeof hostSettings>;
+export type StorageConfig = SharedConfig & ReturnType<typeof storageSettings>;
+/** Every section: for tests and tools that start or inspect several process kinds. */
+export type Config = GatewayConfig & HostConfig & StorageConfig & ReturnType<typeof toolingSettings>;
+
+export function readGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const read = new Environment(env);
+  return { ...sharedSettings(read), ...gatewaySettings(read) };
+}
+
+export function readHostConfig(env: NodeJS.ProcessEnv = process.env): HostConfig {
+  const read = new Environment(env);
+  const shared = sharedSettings(read);
+  return { ...shared, ...hostSettings(read, shared.varDir) };
+}
+
+export function readStorageConfig(env: NodeJS.ProcessEnv = process.env): StorageConfig {
+  const read = new Environment(env);
+  return { ...sharedSettings(read), ...storageSettings(read) };
+}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const read = new Environment(env);
+  const shared = sharedSettings(read);
+  return { ...shared, ...gatewaySettings(read), ...hostSettings(read, shared.varDir), ...storageSettings(read), ...toolingSettings(read, shared.varDir) };
+}

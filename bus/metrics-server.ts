@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { Config } from './config.ts';
+import type { SharedConfig } from './config.ts';
 import type { Logger } from './log.ts';
 
 /** A registry of the process's own (never prom-client's global one), with Node's process metrics on it. */
@@ -24,7 +24,7 @@ export class MetricsServer {
   ) {}
 
   /** Listens at once, not ready: /livez answers 200 and /readyz 503 until markReady(). */
-  static async start(registry: Registry, config: Pick<Config, 'metricsHost' | 'metricsPort'>, log: Logger): Promise<MetricsServer> {
+  static async start(registry: Registry, config: Pick<SharedConfig, 'metricsHost' | 'metricsPort'>, log: Logger): Promise<MetricsServer> {
     let metrics: MetricsServer | undefined;
     const server = createServer((request, response) => {
       answer(request, response, registry, metrics?.ready ?? false).catch((error: unknown) => {

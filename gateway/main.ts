@@ -1,5 +1,5 @@
 // Entry point of a gateway process.
-import { readConfig } from '../bus/config.ts';
+import { readGatewayConfig } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import { createLog } from '../bus/log.ts';
 import { createRegistry, MetricsServer } from '../bus/metrics-server.ts';
@@ -15,7 +15,7 @@ import { busSender } from './routes/bus-call.ts';
 import { userBudgets } from './user-budgets.ts';
 import { attachWebSocket } from './ws/server.ts';
 
-const config = readConfig();
+const config = readGatewayConfig();
 const log = createLog(config);
 logUnhandled(log, 'gateway');
 const registry = createRegistry();

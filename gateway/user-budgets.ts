@@ -2,7 +2,7 @@
 // 429 at the gateway before it fills what every user shares (the bus, the hosts, ClickHouse,
 // the ROWS stream) and turns other users' requests into 503s. Counted per user in each
 // gateway process, like the request budget.
-import type { Config } from '../bus/config.ts';
+import type { GatewayConfig } from '../bus/config.ts';
 import { Counts } from './counts.ts';
 import { RateLimit } from './rate-limit.ts';
 
@@ -18,7 +18,7 @@ export interface UserBudgets {
   eventBytes: RateLimit;
 }
 
-export function userBudgets(config: Config): UserBudgets {
+export function userBudgets(config: GatewayConfig): UserBudgets {
   return {
     inFlight: new Counts(config.requestsInFlightPerUser),
     creates: new RateLimit(config.sessionCreatesPerMinute, 60),

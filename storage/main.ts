@@ -1,5 +1,5 @@
 // Entry point of a storage service process.
-import { readConfig } from '../bus/config.ts';
+import { readStorageConfig } from '../bus/config.ts';
 import { connectBus } from '../bus/connection.ts';
 import { createLog } from '../bus/log.ts';
 import { createRegistry, MetricsServer } from '../bus/metrics-server.ts';
@@ -8,7 +8,7 @@ import { clickHouseServer } from './clickhouse/clickhouse.ts';
 import { StorageMetrics } from './metrics.ts';
 import { StorageService } from './service.ts';
 
-const config = readConfig();
+const config = readStorageConfig();
 const log = createLog(config);
 logUnhandled(log, 'storage service');
 const registry = createRegistry();

@@ -3,7 +3,7 @@
 // Several servers (a comma-separated URL) make one client that moves to the next server when
 // one cannot be reached (storage/clickhouse/clickhouse-failover.ts).
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
-import type { Config } from '../../bus/config.ts';
+import type { StorageConfig } from '../../bus/config.ts';
 import type { Logger } from '../../bus/log.ts';
 import { failoverClient } from './clickhouse-failover.ts';
 
@@ -19,7 +19,7 @@ export interface ClickHouseServer {
 }
 
 export function clickHouseServer(
-  config: Pick<Config, 'clickhouseUrl' | 'clickhouseUser' | 'clickhousePassword' | 'clickhouseCluster'>,
+  config: Pick<StorageConfig, 'clickhouseUrl' | 'clickhouseUser' | 'clickhousePassword' | 'clickhouseCluster'>,
 ): ClickHouseServer {
   return { url: config.clickhouseUrl, username: config.clickhouseUser, password: config.clickhousePassword, cluster: config.clickhouseCluster };
 }
