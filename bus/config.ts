@@ -233,22 +233,12 @@ export function storageSettings(read: Environment) {
   } as const;
 }
 
-/** Read by the tooling alone (ops/): the local stack of `npm start`, asset setup, benchmarks. */
-export function toolingSettings(read: Environment, varDir: string) {
-  return {
-    // Only for the local ClickHouse that `npm start` runs; clients use the HTTP URL.
-    clickhouseTcpPort: read.number('CLICKHOUSE_TCP_PORT', 9000, 1),
-    mediaDir: resolve(read.text('MEDIA_DIR', resolve(varDir, 'media'))),
-    assetsMirror: read.optionalText('ASSETS_MIRROR'),
-  } as const;
-}
-
 export type SharedConfig = ReturnType<typeof sharedSettings>;
 export type GatewayConfig = SharedConfig & ReturnType<typeof gatewaySettings>;
 export type HostConfig = SharedConfig & ReturnType<typeof hostSettings>;
 export type StorageConfig = SharedConfig & ReturnType<typeof storageSettings>;
 /** Every section: for tests and tools that start or inspect several process kinds. */
-export type Config = GatewayConfig & HostConfig & StorageConfig & ReturnType<typeof toolingSettings>;
+export type Config = GatewayConfig & HostConfig & StorageConfig;
 
 export function readGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const read = new Environment(env);
@@ -269,5 +259,5 @@ export function readStorageConfig(env: NodeJS.ProcessEnv = process.env): Storage
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const read = new Environment(env);
   const shared = sharedSettings(read);
-  return { ...shared, ...gatewaySettings(read), ...hostSettings(read, shared.varDir), ...storageSettings(read), ...toolingSettings(read, shared.varDir) };
+  return { ...shared, ...gatewaySettings(read), ...hostSettings(read, shared.varDir), ...storageSettings(read) };
 }

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { readConfig } from '../bus/config.ts';
+import { readOpsConfig } from './ops-config.ts';
 import { startDemo } from './demo/demo.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
 import { developmentToken } from './stack/dev-token.ts';
@@ -21,7 +22,7 @@ if (unknown.length > 0) {
 }
 const withDemo = !args.includes('--no-demo');
 
-const config = readConfig();
+const config = { ...readConfig(), ...readOpsConfig() };
 
 const natsPort = Number(new URL(config.natsUrl).port || 4222);
 const clickhouseUrl = new URL(config.clickhouseUrl);

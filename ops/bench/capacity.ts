@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { ffprobePath } from '../../actors/ingest/index.ts';
 import { type Config, readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { parsePrometheusText, total } from '../support/prometheus-text.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
@@ -104,6 +105,7 @@ await main();
 async function main(): Promise<void> {
   const settings = parseSettings(process.argv.slice(2));
   const config = readConfig();
+  const tooling = readOpsConfig();
   const stopping = new AbortController();
   const onSignal = () => {
     if (stopping.signal.aborted) return progress('still stopping what was started...');
@@ -122,7 +124,7 @@ async function main(): Promise<void> {
     progress('building the clip (once; cached in var/bench/capacity-clip)');
     const clip = await capacityClip({
       dir: join(config.varDir, 'bench', 'capacity-clip'),
-      mediaDir: config.mediaDir,
+      mediaDir: tooling.mediaDir,
       ffmpegPath: config.ffmpegPath,
       noise: settings.noise,
     });

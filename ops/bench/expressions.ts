@@ -19,6 +19,7 @@ import { basename, extname, join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import jpeg from 'jpeg-js';
 import { EMOTION_KEYS, type EmotionKey, type FaceSecond, readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import {
   EMOTION_OF_CLASS,
   EXPRESSION_CLASSES,
@@ -34,6 +35,7 @@ import { heldEffort, loadSecondClassifier, MINI_XCEPTION_ZOOM, SERVICE_VARIANT, 
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const FRAME_WIDTH = 640;
 const FRAME_HEIGHT = 360;
 /** The image's share of the frame's width and height at augmentation scale 1. */
@@ -230,7 +232,7 @@ function imagesUnder(folder: string): Sample[] {
 
 function testPhotos(): Sample[] {
   return EXPRESSION_CLASSES.map((label) => {
-    const source = join(config.mediaDir, 'faces', `${label}.jpg`);
+    const source = join(tooling.mediaDir, 'faces', `${label}.jpg`);
     return { label, source, image: decodeImage(source) };
   });
 }

@@ -11,11 +11,13 @@ import { promisify } from 'node:util';
 import { detectionSize, FACE_EFFORT_LADDER, loadAnalysisModels } from '../../actors/face/index.ts';
 import { analysisSize, scaleFilter } from '../../actors/ingest/index.ts';
 import { readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { FOUR_FACES_FRAME, writeFourFaces } from '../support/four-faces.ts';
 import { printTable } from './lib/stats.ts';
 
 const run = promisify(execFile);
 const config = readConfig();
+const tooling = readOpsConfig();
 /** The score at which a face starts a track (actors/face/tracker.ts). */
 const TRACK_START = 0.75;
 
@@ -28,7 +30,7 @@ const frame = analysisSize(FOUR_FACES_FRAME);
 const rows: string[][] = [];
 for (const faceWidth of widths) {
   const picture = join(dir, `four-faces-${faceWidth}px.png`);
-  await writeFourFaces(models.detector, faceWidth, picture, config.mediaDir, config.ffmpegPath);
+  await writeFourFaces(models.detector, faceWidth, picture, tooling.mediaDir, config.ffmpegPath);
   const { stdout } = await run(config.ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-i', picture, '-vf', scaleFilter(), '-pix_fmt', 'rgb24', '-f', 'rawvideo', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 24 });
   const rgb = new Uint8Array(stdout);
   const cells = [`${faceWidth} px`];

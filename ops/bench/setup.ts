@@ -5,17 +5,19 @@
 // ASSETS_MIRROR lists local folders tried first.
 import { resolve } from 'node:path';
 import { readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { MODEL_ASSETS } from '../../actors/models/index.ts';
 import { ensureAssets } from '../assets/install.ts';
 import { BENCH_MEDIA_ASSETS, MEDIA_ASSETS } from '../assets/media.ts';
 import { LAB_MODEL_ASSETS, LAB_RECIPES } from './assets/models.ts';
 
 const config = readConfig();
-const mirrors = (config.assetsMirror ?? '').split(':').filter((folder) => folder !== '').map((folder) => resolve(folder));
+const tooling = readOpsConfig();
+const mirrors = (tooling.assetsMirror ?? '').split(':').filter((folder) => folder !== '').map((folder) => resolve(folder));
 
 try {
   await ensureAssets([...MODEL_ASSETS, ...LAB_MODEL_ASSETS, ...MEDIA_ASSETS, ...BENCH_MEDIA_ASSETS], {
-    folders: { models: config.modelsDir, media: config.mediaDir },
+    folders: { models: config.modelsDir, media: tooling.mediaDir },
     mirrors,
     cacheDir: resolve(config.varDir, 'assets-cache'),
     recipes: LAB_RECIPES,

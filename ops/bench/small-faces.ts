@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type FaceSecond, readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { FaceAnalyzer, loadAnalysisModels } from '../../actors/face/index.ts';
 import { analysisSize, scaleFilter } from '../../actors/ingest/index.ts';
 import { heldEffort, SERVICE_VARIANT } from './lib/expression-variants.ts';
@@ -17,6 +18,7 @@ import { printTable } from './lib/stats.ts';
 
 const run = promisify(execFile);
 const config = readConfig();
+const tooling = readOpsConfig();
 
 const FRAME = { width: 1280, height: 720 };
 const STREAM_FPS = 30;
@@ -50,7 +52,7 @@ async function clip(photoWidth: number): Promise<string> {
   try {
     await run(config.ffmpegPath, [
       '-hide_banner', '-loglevel', 'error', '-y',
-      '-loop', '1', '-framerate', String(STREAM_FPS), '-t', String(seconds), '-i', join(config.mediaDir, 'faces', 'faces.jpg'),
+      '-loop', '1', '-framerate', String(STREAM_FPS), '-t', String(seconds), '-i', join(tooling.mediaDir, 'faces', 'faces.jpg'),
       '-filter_complex', picture,
       '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '2500k', '-maxrate', '2500k', '-bufsize', '5000k', '-g', '60',
       '-t', String(seconds), partial,

@@ -6,6 +6,7 @@
 // end), and how long after its end a sentence's transcript comes. The held-out part is the
 // one to report: nothing was chosen on its voices. See ops/bench/README-speech-crowd.md.
 import { readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/index.ts';
 import { NoiseRoutedTranscriber, segmentSnrDb, SpeechToText } from '../../actors/speech/index.ts';
 import { DEFAULT_SEGMENTER, VoiceActivityModel } from '../../actors/voice/index.ts';
@@ -17,10 +18,11 @@ import { referenceText } from './lib/speech-corpus.ts';
 import { fixed, percentile, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 
 const [corpora, vad, tiny, base] = await Promise.all([
-  Promise.all(PARTS.map((part) => readPart(config.mediaDir, part))),
+  Promise.all(PARTS.map((part) => readPart(tooling.mediaDir, part))),
   VoiceActivityModel.load(config.modelsDir),
   SpeechToText.load(config.modelsDir, 'tiny', signedWeights),
   SpeechToText.load(config.modelsDir, 'base', signedWeights),
@@ -31,7 +33,7 @@ const rows: string[][] = [];
 for (const condition of CROWD_CONDITIONS) {
   for (const [p, part] of PARTS.entries()) {
     const corpus = corpora[p]!;
-    const segments = await cutSegments(vad, await crowdTrack(config.mediaDir, corpus, condition), DEFAULT_SEGMENTER);
+    const segments = await cutSegments(vad, await crowdTrack(tooling.mediaDir, corpus, condition), DEFAULT_SEGMENTER);
     const timed = [];
     for (const segment of segments) {
       const started = performance.now();

@@ -11,6 +11,7 @@ import { appendFileSync, writeFileSync, rmSync, mkdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { freePort, startClickHouse, startNats } from '../stack/index.ts';
 import { startServices, type Services } from '../support/services.ts';
 import { publish, waitForStream } from '../support/streams/publish.ts';
@@ -21,6 +22,7 @@ import { SAMPLE_RATE, wavFile } from './lib/speech.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const run = promisify(execFile);
 /** Where each session's segments and best-aligned loop are appended as a JSON line, to read its errors. */
 const transcriptsFile = process.env.SPEECH_NOISE_LIVE_TRANSCRIPTS;
@@ -91,7 +93,7 @@ try {
     },
   });
   stops.push(() => services.stop());
-  const corpus: Corpus = await readSpeech(config.mediaDir, dir);
+  const corpus: Corpus = await readSpeech(tooling.mediaDir, dir);
   const reference = referenceText(corpus);
   const loopSeconds = corpus.track.length / SAMPLE_RATE;
   const sessions: { name: string; id: string }[] = [];

@@ -12,6 +12,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/index.ts';
 import { NoiseRoutedTranscriber, segmentSnrDb, SpeechToText, type Transcriber } from '../../actors/speech/index.ts';
 import { pcmToFloat } from '../support/voice-media.ts';
@@ -22,6 +23,7 @@ import { SAMPLE_RATE, toPcm } from './lib/speech.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 
 /** Treatments tried on the speech: ffmpeg audio filters, '' for ingest as it is, and the RNNoise ones. */
@@ -98,7 +100,7 @@ async function errorRate(stt: Transcriber, corpus: Corpus, track: Float32Array, 
 const dir = join(config.varDir, 'bench', `speech-noise-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 try {
-  const corpus = await readSpeech(config.mediaDir, dir);
+  const corpus = await readSpeech(tooling.mediaDir, dir);
   const [tiny, base] = await Promise.all([SpeechToText.load(config.modelsDir, 'tiny', signedWeights), SpeechToText.load(config.modelsDir, 'base', signedWeights)]);
   const models = new Map<string, Transcriber>([
     ['tiny', tiny],

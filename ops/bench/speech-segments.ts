@@ -11,6 +11,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/index.ts';
 import { NoiseRoutedTranscriber, SpeechToText } from '../../actors/speech/index.ts';
 import { DEFAULT_SEGMENTER, type SegmenterOptions, VoiceActivityModel, VoiceStreams } from '../../actors/voice/index.ts';
@@ -20,6 +21,7 @@ import { SAMPLE_RATE, toPcm } from './lib/speech.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 const endSilences = (process.env.SPEECH_SEGMENTS_END_SILENCE ?? `${DEFAULT_SEGMENTER.endSilence / SAMPLE_RATE},0.5`).split(',').map(Number);
 const TRANSCRIBERS = ['service', 'tiny', 'base'] as const;
@@ -52,7 +54,7 @@ const dir = join(config.varDir, 'bench', `speech-segments-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 try {
   const [corpus, heldOut, vad, tiny, base] = await Promise.all([
-    readSpeech(config.mediaDir, dir),
+    readSpeech(tooling.mediaDir, dir),
     readHeldOut(dir),
     VoiceActivityModel.load(config.modelsDir),
     SpeechToText.load(config.modelsDir, 'tiny', signedWeights),

@@ -8,11 +8,13 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/index.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { DEFAULT_SEGMENTER, VAD_STEP, VadStream, VoiceActivityModel } from '../../actors/voice/index.ts';
 import { CONDITIONS, conditionName, mixedTrack, readHeldOut, readSpeech } from './lib/speech-corpus.ts';
 import { fixed, printTable } from './lib/stats.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const { startThreshold, endThreshold } = DEFAULT_SEGMENTER;
 const SILENT_BELOW = 0.2;
 
@@ -33,7 +35,7 @@ const dir = join(config.varDir, 'bench', `speech-vad-noise-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 try {
   const vad = await VoiceActivityModel.load(config.modelsDir);
-  const sets = [['sentences', await readSpeech(config.mediaDir, dir)], ['held out', await readHeldOut(dir)]] as const;
+  const sets = [['sentences', await readSpeech(tooling.mediaDir, dir)], ['held out', await readHeldOut(dir)]] as const;
   const rows: string[][] = [];
   for (const [name, corpus] of sets) {
     const clean = await probabilities(vad, corpus.track);

@@ -4,6 +4,7 @@
 // ops/assets/media.ts, verified by sha256; espeak-ng), and cached, so a later start finds it.
 import { join, resolve } from 'node:path';
 import type { Config } from '../../bus/config.ts';
+import type { OpsConfig } from '../ops-config.ts';
 import { ensureAssets } from '../assets/install.ts';
 import { MEDIA_ASSETS } from '../assets/media.ts';
 import { makeClip, mediaSeconds, speak } from '../support/clips.ts';
@@ -30,7 +31,7 @@ const PAUSE_SECONDS = 2;
 const SIZE = { width: 640, height: 360, fps: 15 };
 
 /** The face photos the scenes show, fetched and verified unless already in place. */
-async function ensurePhotos(scenes: readonly Scene[], config: Config): Promise<void> {
+async function ensurePhotos(scenes: readonly Scene[], config: Config & OpsConfig): Promise<void> {
   const files = new Set(scenes.map((scene) => `faces/${scene.photo}.jpg`));
   await ensureAssets(MEDIA_ASSETS.filter((entry) => files.has(entry.file)), {
     folders: { models: config.modelsDir, media: config.mediaDir },
@@ -40,7 +41,7 @@ async function ensurePhotos(scenes: readonly Scene[], config: Config): Promise<v
 }
 
 /** Makes the clip of `scenes` in `dir` (or finds it there) and returns its path: FLV, ready to be looped with `-c copy`. */
-export async function demoClip(dir: string, config: Config, scenes: readonly Scene[] = DEMO_SCENES): Promise<string> {
+export async function demoClip(dir: string, config: Config & OpsConfig, scenes: readonly Scene[] = DEMO_SCENES): Promise<string> {
   await ensurePhotos(scenes, config);
   const timed = [];
   for (const scene of scenes) {

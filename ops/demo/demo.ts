@@ -4,6 +4,7 @@
 // any client would. Everything it starts is stopped by stop(), the session first.
 import { join } from 'node:path';
 import type { Config } from '../../bus/config.ts';
+import type { OpsConfig } from '../ops-config.ts';
 import { freePort } from '../stack/ports.ts';
 import { publish, waitForStream, type Publisher } from '../support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
@@ -19,7 +20,7 @@ export interface DemoOptions {
   token: string;
   /** The RTMP server's files and the clip, made once and kept. */
   dir: string;
-  config: Config;
+  config: Config & OpsConfig;
 }
 
 export interface Demo {

@@ -2,10 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jpeg from 'jpeg-js';
-import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../ops-config.ts';
 import { CROP_VALUES, cropFace, type FaceDetector } from '../../actors/face/index.ts';
 
-const config = readConfig();
+const tooling = readOpsConfig();
 
 export interface Photo {
   rgb: Uint8Array;
@@ -31,7 +31,7 @@ export async function expressionPhotoCrops(detector: FaceDetector): Promise<Floa
 }
 
 export function loadPhoto(name: string): Photo {
-  const image = jpeg.decode(readFileSync(join(config.mediaDir, 'faces', `${name}.jpg`)), { useTArray: true, formatAsRGBA: false });
+  const image = jpeg.decode(readFileSync(join(tooling.mediaDir, 'faces', `${name}.jpg`)), { useTArray: true, formatAsRGBA: false });
   const photo = { rgb: image.data, width: image.width, height: image.height };
   const scale = MAX_SIDE / Math.max(photo.width, photo.height);
   return scale < 1 ? resize(photo, Math.round(photo.width * scale), Math.round(photo.height * scale)) : photo;

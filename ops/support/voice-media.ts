@@ -1,9 +1,9 @@
-// Test speech from config.mediaDir, read without any audio library.
+// Test speech from MEDIA_DIR (ops/ops-config.ts), read without any audio library.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../ops-config.ts';
 
-const config = readConfig();
+const tooling = readOpsConfig();
 
 /** The PCM bytes of a 16 kHz mono s16le WAV file (the `data` chunk, wherever it sits). */
 export function wavPcm(wav: Buffer): Buffer {
@@ -30,7 +30,7 @@ export const JFK_TEXT = 'And so my fellow Americans, ask not what your country c
 
 /** JFK's "ask not" sentence: 11 s of 16 kHz mono s16le. */
 export async function jfkPcm(): Promise<Buffer> {
-  return wavPcm(await readFile(join(config.mediaDir, 'speech', 'jfk.wav')));
+  return wavPcm(await readFile(join(tooling.mediaDir, 'speech', 'jfk.wav')));
 }
 
 export function pcmToFloat(pcm: Buffer): Float32Array {

@@ -13,6 +13,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { RowPublisher } from '../../actors/rows.ts';
 import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import type { VideoSecond } from '../../bus/contracts/rows.ts';
 import { createLog } from '../../bus/log.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
@@ -25,6 +26,7 @@ import { publish, waitForStream, type Publisher } from '../../ops/support/stream
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const artifacts = join(config.varDir, 'test', 'artifacts', 'dashboard');
 const profile = join(config.varDir, 'test', `chromium-profile-${process.pid}`);
 const SENTENCE = 'What a great and wonderful day. I am so happy.';
@@ -47,7 +49,7 @@ test.before(async () => {
   const clip = await makeClip(
     {
       width: 640, height: 480, seconds, fps: 10,
-      video: { type: 'images', images: [{ image: join(config.mediaDir, 'faces', 'happy.jpg'), seconds }] },
+      video: { type: 'images', images: [{ image: join(tooling.mediaDir, 'faces', 'happy.jpg'), seconds }] },
       audio: { type: 'wavs', parts: [{ wav: speech }, { silence: 3 }] },
     },
     clipsDir,

@@ -12,6 +12,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import { DEMO_SESSION_NAME, startDemo, type Demo } from '../../ops/demo/demo.ts';
 import { freePort, portOpen } from '../../ops/stack/ports.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
@@ -19,7 +20,7 @@ import { startServices, type Services } from '../../ops/support/services.ts';
 import { settled } from '../support/analysis.ts';
 import { launchBrowser } from '../support/browser.ts';
 
-const config = readConfig();
+const config = { ...readConfig(), ...readOpsConfig() };
 const dir = join(config.varDir, 'test', `demo-first-run-${process.pid}`);
 const profile = join(config.varDir, 'test', `chromium-profile-${process.pid}`);
 const artifacts = join(config.varDir, 'test', 'artifacts', 'demo-first-run');

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { createLog } from '../../bus/log.ts';
 import { streams, subjects, tenantOf } from '../../bus/subjects.ts';
@@ -21,6 +22,7 @@ import { makeClip } from '../support/clips.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const CLOSED_STREAM = 'rtmp://127.0.0.1:9/live/compat';
 const RESULT_PATHS = ['emotions', 'emotions/timeline', 'audio/features', 'audio/transcription-sentiment'];
 
@@ -41,8 +43,8 @@ test.before(async () => {
   const clip = await makeClip(
     {
       width: 640, height: 480, fps: 10, seconds: 14,
-      video: { type: 'images', images: [{ image: join(config.mediaDir, 'faces', 'happy.jpg'), seconds: 14 }] },
-      audio: { type: 'wavs', parts: [{ wav: join(config.mediaDir, 'speech', 'jfk.wav') }, { silence: 3 }] },
+      video: { type: 'images', images: [{ image: join(tooling.mediaDir, 'faces', 'happy.jpg'), seconds: 14 }] },
+      audio: { type: 'wavs', parts: [{ wav: join(tooling.mediaDir, 'speech', 'jfk.wav') }, { silence: 3 }] },
     },
     clipsDir,
   );

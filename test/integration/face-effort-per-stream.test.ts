@@ -10,6 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAnalysisModels } from '../../actors/face/analysis-models.ts';
 import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { FOUR_FACES_FRAME, writeFourFaces } from '../../ops/support/four-faces.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
@@ -20,6 +21,7 @@ import { clipsDir, settled, startLiveSession, startStreamServer, stopSession, ty
 import { makeClip } from '../support/clips.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const NAME = 'face-effort-per-stream';
 /** Intervals of the emotions timeline read back. */
 const INTERVAL = 10;
@@ -34,7 +36,7 @@ async function fourFaces(faceWidth: number): Promise<string> {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `four-faces-${faceWidth}px-${process.pid}.png`);
   const { faces: models } = await loadAnalysisModels(config.modelsDir);
-  await writeFourFaces(models.detector, faceWidth, path, config.mediaDir, config.ffmpegPath);
+  await writeFourFaces(models.detector, faceWidth, path, tooling.mediaDir, config.ffmpegPath);
   return path;
 }
 
@@ -84,7 +86,7 @@ test('the heavy stream is lowered; 48 px faces keep 480 px and their count; 32 p
   const clips = {
     small: await clipOf(await fourFaces(48), width, height),
     smaller: await clipOf(await fourFaces(32), width, height),
-    heavy: await clipOf(join(config.mediaDir, 'faces', 'faces.jpg'), 640, 426),
+    heavy: await clipOf(join(tooling.mediaDir, 'faces', 'faces.jpg'), 640, 426),
   };
   // All at once: once the thread is saturated (every stream at its floor) the host takes no new session.
   live.push(...(await Promise.all((['small', 'smaller', 'heavy'] as const).map((name) => startLiveSession(services, rtmp!, `${NAME}-${name}`, clips[name])))));

@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
@@ -18,6 +19,7 @@ import { clipsDir, settled, startLiveSession, startStreamServer, stopSession, ty
 import { makeClip } from '../support/clips.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const NAME = 'face-effort';
 /** Each lighter step lasts at least this long once the thread is calm (FACE_EFFORT_CALM_SECONDS). */
 const CALM_SECONDS = 4;
@@ -31,7 +33,7 @@ test.before(async () => {
   clip = await makeClip(
     {
       width: 640, height: 426, seconds: 10, fps: 30,
-      video: { type: 'images', images: [{ image: join(config.mediaDir, 'faces', 'faces.jpg'), seconds: 10 }] },
+      video: { type: 'images', images: [{ image: join(tooling.mediaDir, 'faces', 'faces.jpg'), seconds: 10 }] },
       audio: { type: 'silence' },
     },
     clipsDir,

@@ -3,7 +3,7 @@
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
 import { makeClip, type ClipSpec } from '../support/clips.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
@@ -19,7 +19,7 @@ import {
   type LiveSession,
 } from '../support/analysis.ts';
 
-const config = readConfig();
+const tooling = readOpsConfig();
 
 interface EmotionsEntry {
   start: number;
@@ -28,7 +28,7 @@ interface EmotionsEntry {
   emotions: Record<EmotionKey, { people: number; quantity: number; intensity: number }>;
 }
 
-const photo = (name: string) => join(config.mediaDir, 'faces', `${name}.jpg`);
+const photo = (name: string) => join(tooling.mediaDir, 'faces', `${name}.jpg`);
 
 // Each photo plays with its own tone, so the voice pipeline tells when each photo was on
 // screen independently of what the face pipeline makes of it.

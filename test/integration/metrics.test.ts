@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startService, waitUntil } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
@@ -17,6 +18,7 @@ import { parsePrometheusText, select, total, type Sample } from '../../ops/suppo
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const MISSING = '0'.repeat(24);
 const SESSION_ROUTE = '/v1/sessions/:sessionId';
 
@@ -31,7 +33,7 @@ test.before(async () => {
   clip = await makeClip(
     {
       width: 640, height: 480, seconds, fps: 10,
-      video: { type: 'images', images: [{ image: join(config.mediaDir, 'faces', 'happy.jpg'), seconds }] },
+      video: { type: 'images', images: [{ image: join(tooling.mediaDir, 'faces', 'happy.jpg'), seconds }] },
       audio: { type: 'wavs', parts: [{ wav: sentence }, { silence: 2 }] },
     },
     clipsDir,

@@ -14,6 +14,7 @@ import { compileErrors, dereference, validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { SignJWT } from 'jose';
 import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import { createLog } from '../../bus/log.ts';
 import { createApp } from '../../gateway/app.ts';
 import { Authenticator } from '../../gateway/auth/authenticator.ts';
@@ -29,6 +30,7 @@ import { clipsDir, mediaSeconds, startLiveSession, startStreamServer, type LiveS
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 const JWT_SECRET = randomBytes(32).toString('hex');
 const HOST_CAPACITY = 6;
 const USER_MAX_ACTIVE_SESSIONS = 3;
@@ -131,11 +133,11 @@ async function retrying(attempt: () => Promise<Reply>, timeoutMs = 30_000): Prom
 
 test.before(async () => {
   // A face and speech, so that every timeline has entries to check.
-  const jfk = join(config.mediaDir, 'speech', 'jfk.wav');
+  const jfk = join(tooling.mediaDir, 'speech', 'jfk.wav');
   const seconds = Math.ceil(mediaSeconds(jfk) + 2);
   const clip: ClipSpec = {
     width: 640, height: 360, seconds, fps: 10,
-    video: { type: 'images', images: [{ image: join(config.mediaDir, 'faces', 'happy.jpg'), seconds }] },
+    video: { type: 'images', images: [{ image: join(tooling.mediaDir, 'faces', 'happy.jpg'), seconds }] },
     audio: { type: 'wavs', parts: [{ wav: jfk }, { silence: 2 }] },
   };
   const file = await makeClip(clip, clipsDir);

@@ -4,7 +4,7 @@
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import { countWords } from '../../bus/words.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { WsClient } from '../../ops/support/ws-client.ts';
@@ -21,7 +21,7 @@ import {
   type LiveSession,
 } from '../support/analysis.ts';
 
-const config = readConfig();
+const tooling = readOpsConfig();
 
 // Sentences whose sentiment words survive espeak and Moonshine.
 const POSITIVE = 'What a great and wonderful day. I am so happy.';
@@ -57,7 +57,7 @@ let positiveToNegative: number;
 test.before(async () => {
   const mediaDir = join(clipsDir, 'speech');
   const [positive, negative] = await Promise.all([speak(POSITIVE, mediaDir), speak(NEGATIVE, mediaDir)]);
-  const jfk = join(config.mediaDir, 'speech', 'jfk.wav');
+  const jfk = join(tooling.mediaDir, 'speech', 'jfk.wav');
   const [positiveSeconds, jfkSeconds, negativeSeconds] = [positive, jfk, negative].map(mediaSeconds) as [number, number, number];
   positiveToNegative = positiveSeconds + PAUSE + jfkSeconds + PAUSE;
   const clip: ClipSpec = {

@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { readOpsConfig } from '../../ops/ops-config.ts';
 import { connectClickHouse, queryRows, clickHouseServer } from '../../storage/clickhouse/clickhouse.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
 import { analystQueries } from '../../ops/support/analyst-queries.ts';
@@ -17,6 +18,7 @@ import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp
 import { startServices, type Services } from '../../ops/support/services.ts';
 
 const config = readConfig();
+const tooling = readOpsConfig();
 
 const TONE_HZ = 220;
 let services: Services;
@@ -29,7 +31,7 @@ test.before(async () => {
   const clip = await makeClip(
     {
       width: 640, height: 480, seconds: 10, fps: 10,
-      video: { type: 'images', images: [{ image: join(config.mediaDir, 'faces', 'happy.jpg'), seconds: 10 }] },
+      video: { type: 'images', images: [{ image: join(tooling.mediaDir, 'faces', 'happy.jpg'), seconds: 10 }] },
       audio: { type: 'tones', tones: [{ hz: TONE_HZ, seconds: 10 }] },
     },
     join(config.varDir, 'test', 'clips'),

@@ -2,12 +2,11 @@
 // kind reads never stops it, and the checks between two variables hold in the section that has both.
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { Environment, readConfig, readGatewayConfig, readHostConfig, readStorageConfig, toolingSettings } from '../../bus/config.ts';
+import { readConfig, readGatewayConfig, readHostConfig, readStorageConfig } from '../../bus/config.ts';
 
 test('readConfig() is every section: what each process kind reads, together', () => {
   const env = { GATEWAY_PORT: '8081', HOST_CAPACITY: '3', WRITER_BATCH_ROWS: '7', NATS_REPLICAS: '3' };
-  const tooling = toolingSettings(new Environment(env), readConfig(env).varDir);
-  assert.equal(readConfig(env), { ...readGatewayConfig(env), ...readHostConfig(env), ...readStorageConfig(env), ...tooling });
+  assert.equal(readConfig(env), { ...readGatewayConfig(env), ...readHostConfig(env), ...readStorageConfig(env) });
   assert.is(readGatewayConfig(env).natsReplicas, 3);
   assert.not.ok('hostCapacity' in readGatewayConfig(env));
   assert.not.ok('gatewayPort' in readStorageConfig(env));

@@ -1,8 +1,8 @@
-// docs/configuration.md lists every variable the service (bus/config.ts), the tools and the test
-// runner (ops/testing/runner-config.ts) read, and only those, under the heading of the section
-// whose reader reads it: all are read as text, the sources for their read.<kind>('NAME', ...)
-// calls inside each reader, the document for the backquoted names in the first column of the
-// table under each heading.
+// docs/configuration.md lists every variable the service (bus/config.ts), the tools
+// (ops/ops-config.ts) and the test runner (ops/testing/runner-config.ts) read, and only those,
+// under the heading of the section whose reader reads it: all are read as text, the sources for
+// their read.<kind>('NAME', ...) calls inside each reader, the document for the backquoted names
+// in the first column of the table under each heading.
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ const SECTIONS = [
   { heading: 'Gateway', file: 'bus/config.ts', reader: 'gatewaySettings' },
   { heading: 'Actor host', file: 'bus/config.ts', reader: 'hostSettings' },
   { heading: 'Storage service', file: 'bus/config.ts', reader: 'storageSettings' },
-  { heading: 'Tooling (npm start, setup, benchmarks)', file: 'bus/config.ts', reader: 'toolingSettings' },
+  { heading: 'Tooling (npm start, setup, benchmarks)', file: 'ops/ops-config.ts', reader: 'readOpsConfig' },
   { heading: 'Test runner', file: 'ops/testing/runner-config.ts', reader: 'readRunnerConfig' },
 ];
 

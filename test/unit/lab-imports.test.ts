@@ -1,7 +1,8 @@
 // The lab (ops/bench, a package of its own) reaches the service only through the entry points
 // each part of it exports, so that a file moved inside actors/ or bus/ breaks no benchmark; and
 // nothing outside the lab imports it, so that the service and its tests never need the lab.
-// The lab may use the house's shared tooling (ops/support, ops/assets, test/support) as it is.
+// The lab may use the house's shared tooling (ops/support, ops/assets, the tools' settings in
+// ops/ops-config.ts, test/support) as it is.
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -22,7 +23,7 @@ const ENTRY_POINTS = [
   'storage/index.ts',
   'ops/stack/index.ts',
 ];
-const SHARED_TOOLING = ['ops/support/', 'ops/assets/', 'test/support/'];
+const SHARED_TOOLING = ['ops/support/', 'ops/assets/', 'ops/ops-config.ts', 'test/support/'];
 
 const sourceFiles = (folder: string) =>
   readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
