@@ -59,10 +59,11 @@ export async function buildHostParts(config: HostConfig, rootLog: Logger, metric
       observeInference: metrics.observeInference,
       // Only a face thread that drops frames with every stream at its lowest effort makes the host behind.
       observeSaturated: (saturated, detail) => load.faceSaturated(saturated, detail),
-      observeStreamEffort: (session, level, before, effort) => {
+      observeStreamEffort: (session, level, before, effort, chosenAmong) => {
         metrics.faceEffort(before, level);
-        // Not `level`: that is the log line's own.
-        const step = { session, stepsBelowFull: level, effort };
+        // Not `level`: that is the log line's own. Lowered for the thread's drops, the streams it
+        // was the costliest of say why it and not another.
+        const step = { session, stepsBelowFull: level, effort, ...(chosenAmong ? { chosenAmong } : {}) };
         if (level > before) log.warn(step, 'face analysis behind: reduced effort for a stream');
         else if (level > 0) log.info(step, 'face analysis keeps up better: more effort for a stream');
         else log.info({ session }, 'face analysis at full effort for a stream again');

@@ -82,10 +82,23 @@ export interface StreamEffort {
   worked(seconds: number): void;
 }
 
+/** A stream as a review weighed it: its level, its floor, and its seconds of the thread's recent work. */
+export interface WeighedStream {
+  stream: number;
+  level: number;
+  floor: number;
+  work: number;
+}
+
 /** What one review changed. */
 export interface EffortReview {
   /** Streams whose effort changed, with the level each is at now. */
   changed: { stream: number; level: number }[];
+  /**
+   * Present when a stream went a step down because the thread dropped frames: every stream it
+   * was chosen among (the costliest of those above their floor), for the log.
+   */
+  chosenAmong?: WeighedStream[];
   /** Present when the thread's saturation changed: every stream at its floor and still dropping. */
   saturated?: { saturated: boolean; detail?: string };
 }
@@ -252,8 +265,9 @@ export class FaceEffort {
     if (judged && dropped > STEP_DOWN_PAST_DROPPED) {
       const costliest = this.costliestAboveFloor(at, floors);
       if (costliest !== undefined) {
+        const chosenAmong = [...this.streams].map(([id, stream]) => ({ stream: id, level: stream.level, floor: floors.get(id)!, work: stream.recentWork(at) }));
         move(costliest, this.streams.get(costliest)!.level + 1);
-        return this.changedNow(changed, at);
+        return { ...this.changedNow(changed, at), chosenAmong };
       }
       // A stream still in its first look may well go lower once it is over: not saturated yet.
       if ([...this.streams.values()].some((stream) => stream.looking(at))) return { changed };

@@ -11,7 +11,7 @@ import { CpuShares } from '../models/cpu-shares.ts';
 import { threadPort } from '../models/stream-thread-body.ts';
 import { threadCpuSeconds } from '../models/thread-cpu.ts';
 import { FaceAnalyzer } from './analyzer.ts';
-import { FACE_EFFORT_LADDER, FaceEffort, type Effort } from './face-effort.ts';
+import { FACE_EFFORT_LADDER, FaceEffort, type Effort, type WeighedStream } from './face-effort.ts';
 
 export interface FaceThreadData {
   modelsDir: string;
@@ -25,11 +25,14 @@ export type FaceRequest =
   /** The host's word on the stream's cost (FaceEffort.setOverBudget). */
   | { type: 'budget'; stream: number; over: boolean };
 
+/** A stream a lowering was chosen among, by its session (FaceEffort's WeighedStream). */
+export type WeighedSession = Omit<WeighedStream, 'stream'> & { session: string };
+
 export type FaceReply =
   | { type: 'face'; stream: number; row: FaceSecond }
   | { type: 'video'; stream: number; row: VideoSecond }
   /** The stream is now analysed `level` steps below full effort, doing what `effort` says. */
-  | { type: 'effort'; stream: number; level: number; effort: Effort }
+  | { type: 'effort'; stream: number; level: number; effort: Effort; chosenAmong?: WeighedSession[] }
   /** The thread's CPU seconds spent on the stream since its last such reply. */
   | { type: 'cpu'; stream: number; seconds: number };
 
@@ -56,17 +59,20 @@ setInterval(() => {
   // and waiting for a core.
   const busyShare = performance.eventLoopUtilization(loopNow, loopBefore).utilization;
   loopBefore = loopNow;
-  const { changed, saturated } = effort.review(busyShare);
+  const { changed, saturated, chosenAmong } = effort.review(busyShare);
+  const weighed = chosenAmong?.map(({ stream, ...rest }) => ({ session: sessionOf.get(stream) ?? String(stream), ...rest }));
   for (const { stream, level } of changed) {
-    if (analyzers.has(stream)) port.post({ type: 'effort', stream, level, effort: { ...FACE_EFFORT_LADDER[level]! } });
+    if (analyzers.has(stream)) port.post({ type: 'effort', stream, level, effort: { ...FACE_EFFORT_LADDER[level]! }, ...(weighed ? { chosenAmong: weighed } : {}) });
   }
   if (saturated) port.post({ type: 'saturated', ...saturated });
 }, EFFORT_REVIEW_MS).unref();
 const analyzers = new Map<number, FaceAnalyzer>();
+const sessionOf = new Map<number, string>();
 const failed = new Set<number>();
 
 function open(id: number, session: string, fps: number): void {
   const streamEffort = effort.open(id, fps);
+  sessionOf.set(id, session);
   analyzers.set(
     id,
     new FaceAnalyzer({
@@ -86,6 +92,7 @@ function open(id: number, session: string, fps: number): void {
 
 async function close(id: number, analyzer: FaceAnalyzer): Promise<void> {
   analyzers.delete(id);
+  sessionOf.delete(id);
   failed.delete(id);
   effort.close(id);
   try {

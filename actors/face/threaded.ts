@@ -4,7 +4,7 @@ import type { ModelName } from '../models/inference-timer.ts';
 import { StreamThread } from '../models/stream-thread.ts';
 import type { Frame } from './analyzer.ts';
 import type { Effort } from './face-effort.ts';
-import type { FaceReply, FaceRequest, FaceThreadData } from './face-thread.ts';
+import type { FaceReply, FaceRequest, FaceThreadData, WeighedSession } from './face-thread.ts';
 
 export interface FaceStreamHandlers {
   onFaceSecond(row: FaceSecond): void;
@@ -34,8 +34,9 @@ export interface FaceThreadOptions extends FaceThreadData {
   /**
    * A stream of `session` is now analysed `level` steps below full effort (0: full), doing what
    * `effort` says; `before`: its level until now. A stream that ends below full effort says 0.
+   * `chosenAmong`: lowered because the thread dropped frames, the streams it was the costliest of.
    */
-  observeStreamEffort?(session: string, level: number, before: number, effort: Effort): void;
+  observeStreamEffort?(session: string, level: number, before: number, effort: Effort, chosenAmong?: WeighedSession[]): void;
   /**
    * The thread drops frames past its capacity bound with every stream at its floor (no stream
    * can go lower), or no longer: the host should admit no more sessions while it is. Called
@@ -70,9 +71,9 @@ export class FaceThread {
   /** `fps`: frames offered per second, by which a track outlives a missed face. */
   open(session: string, fps: number, handlers: FaceStreamHandlers): FaceStream {
     let level = 0;
-    const effortIs = (next: number, effort: Effort) => {
+    const effortIs = (next: number, effort: Effort, chosenAmong?: WeighedSession[]) => {
       if (next === level) return;
-      this.observeStreamEffort?.(session, next, level, effort);
+      this.observeStreamEffort?.(session, next, level, effort, chosenAmong);
       level = next;
     };
     // A stream that ends below full effort, however it ends, leaves the host's count of them.
@@ -81,7 +82,7 @@ export class FaceThread {
       (reply) => {
         if (reply.type === 'face') handlers.onFaceSecond(reply.row);
         else if (reply.type === 'video') handlers.onVideoSecond(reply.row);
-        else if (reply.type === 'effort') effortIs(reply.level, reply.effort);
+        else if (reply.type === 'effort') effortIs(reply.level, reply.effort, reply.chosenAmong);
         else handlers.onCpu?.(reply.seconds);
       },
       (error) => {

@@ -91,9 +91,15 @@ test('past 1 % of frames dropped within 5 s the most expensive stream goes a ste
   look();
   for (let s = 0; s < 4; s++) assert.equal(second({ 0: { work: 0.05 }, 1: { work: 0.5 } }).changed, []);
   assert.equal(second({ 0: { work: 0.05, dropped: 1 }, 1: { work: 0.5 } }).changed, [], '1 of 160 frames is under 1 %');
-  assert.equal(second({ 0: { work: 0.05, dropped: 1 }, 1: { work: 0.5 } }).changed, [{ stream: 1, level: 1 }], '2 of 160 is over it');
+  const lowered = second({ 0: { work: 0.05, dropped: 1 }, 1: { work: 0.5 } });
+  assert.equal(lowered.changed, [{ stream: 1, level: 1 }], '2 of 160 is over it');
   assert.equal(levels(), [0, 1]);
   assert.equal(cheap.current, FULL);
+  // What it was chosen among, as the streams stood: each at full effort above its floor, the
+  // chosen one with the most of the thread's work within 5 s.
+  assert.equal(lowered.chosenAmong?.map(({ stream, level, floor }) => ({ stream, level, floor })), [{ stream: 0, level: 0, floor: 2 }, { stream: 1, level: 0, floor: 2 }]);
+  const work = new Map(lowered.chosenAmong!.map((weighed) => [weighed.stream, weighed.work]));
+  assert.ok(work.get(1)! > work.get(0)!, `the chosen stream the costliest: ${JSON.stringify(lowered.chosenAmong)}`);
 });
 
 test('each step is judged on 5 s of its own frames; the next goes to the costliest stream still above its floor', () => {
