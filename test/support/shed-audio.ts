@@ -3,7 +3,9 @@
 // counts them (emo_audio_shed_seconds_total). A check that every second has its row therefore
 // allows a missing second only against audio the hosts say they shed; any other gap fails.
 import * as assert from 'uvu/assert';
-import type { ServiceProcess } from '../../ops/stack/service-process.ts';
+
+/** A host by where it answers /metrics. */
+type HostMetrics = { metricsUrl: string };
 
 /** The runs of seconds missing between the first and the last stored one, and how many seconds they hold. */
 export function gapsOf(seconds: number[]): { gaps: string[]; missing: number } {
@@ -19,7 +21,7 @@ export function gapsOf(seconds: number[]): { gaps: string[]; missing: number } {
 }
 
 /** Seconds of audio the hosts shed unanalysed since they started. */
-export async function shedAudioSeconds(hosts: ServiceProcess[]): Promise<number> {
+export async function shedAudioSeconds(hosts: HostMetrics[]): Promise<number> {
   let shed = 0;
   for (const host of hosts) {
     const text = await (await fetch(`${host.metricsUrl}/metrics`)).text();
@@ -29,7 +31,7 @@ export async function shedAudioSeconds(hosts: ServiceProcess[]): Promise<number>
 }
 
 /** Fails unless the `missing` seconds fit in the audio the hosts shed. */
-export async function assertGapsShed(missing: number, hosts: ServiceProcess[]): Promise<void> {
+export async function assertGapsShed(missing: number, hosts: HostMetrics[]): Promise<void> {
   const shed = await shedAudioSeconds(hosts);
   if (missing > 0 || shed > 0) console.log(`  ${missing} second(s) without a row; the hosts shed ${shed.toFixed(1)} s of audio behind their backlog limit`);
   assert.ok(missing <= Math.floor(shed), `${missing} second(s) without a row, more than the ${shed.toFixed(1)} s of audio the hosts shed`);
