@@ -85,6 +85,11 @@ export class IndexProgress {
     }
   }
 
+  /** What a list of the user waits for now: the watch's revision and the user's changes held. */
+  waitingFor(user: string): { watched: number; held: Array<Pick<UnindexedChange, 'id' | 'revision'>> } {
+    return { watched: this.changes.revision, held: this.changes.of(user).map(({ id, revision }) => ({ id, revision })) };
+  }
+
   /** Checks every second which held changes the consumer has acknowledged. */
   start(): void {
     this.timer = setInterval(() => {

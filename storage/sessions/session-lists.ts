@@ -52,6 +52,7 @@ export class SessionLists {
     if (behind === 0 && !this.memory.seeded(filter.user)) this.seed(filter.user, filter.activeSinceMs, latest);
     if (remembered) return remembered;
     if (!(await this.progress.userCaughtUp(filter.user, latest, deadline - READ_MS))) {
+      this.log.warn({ user: filter.user, latest, ...this.progress.waitingFor(filter.user) }, 'a list found the index behind its user\'s changes at its deadline');
       throw unavailable('the session index is catching up with your recent changes; retry shortly');
     }
     const page = await this.inFlight.run(filter.user, () => listSessions(readsUntil(this.clickhouse, deadline), filter));
