@@ -7,7 +7,7 @@
 // once the watch has delivered the bucket's latest revision asked after the caller came (a
 // change the caller made before is at or below it). When: the followers of several services
 // share the consumer, so this service cannot see whether another's has stored a change; the
-// index itself says so. A session's latest row shows the change when its revision is the
+// index itself says so (its rows and the user's span of creation times, which a list reads first). A session's latest row shows the change when its revision is the
 // change's or later, or when it lists what the change lists (a heartbeat gets no row, and the
 // follower writes one whenever what a list shows differs from its last row:
 // storage/sessions/listed-changes.ts). A check asks ClickHouse about the user's held sessions alone.
@@ -22,7 +22,7 @@ import type { Logger } from '../../bus/log.ts';
 import { buckets, consumers } from '../../bus/subjects.ts';
 import { AskedAfter } from './asked-after.ts';
 import { changesListing, listed } from './listed-changes.ts';
-import { latestRows } from './sessions-index.ts';
+import { latestRows, sessionSpan } from './sessions-index.ts';
 import type { UnindexedChange, UnindexedChanges } from './unindexed-changes.ts';
 
 export const SESSIONS_STREAM = `KV_${buckets.sessions}`;
@@ -104,15 +104,20 @@ export class IndexProgress {
     await this.pruning;
   }
 
-  /** The changes the index does not show yet; those it shows leave the held ones. */
+  /**
+   * The changes the index does not show yet; those it shows leave the held ones. A list finds
+   * a session by its row and by the user's span of creation times, which ClickHouse fills a
+   * moment after the row: both must show it.
+   */
   private async notShown(user: string, changes: UnindexedChange[]): Promise<UnindexedChange[]> {
-    const rows = await latestRows(this.clickhouse, user, changes).catch((error: unknown) => {
+    const [rows, span] = await Promise.all([latestRows(this.clickhouse, user, changes), sessionSpan(this.clickhouse, user)]).catch((error: unknown) => {
       this.log.warn({ err: error, user }, 'the session index was not read; asking again');
-      return new Map();
+      return [new Map(), undefined] as const;
     });
     return changes.filter((change) => {
       const row = rows.get(change.id);
-      if (!row || (row.revision < change.revision && changesListing(listed(row.record), change.listed))) return true;
+      if (!row || !span || change.createdAt < span.first || change.createdAt > span.last) return true;
+      if (row.revision < change.revision && changesListing(listed(row.record), change.listed)) return true;
       this.changes.indexed(change.id, change.revision);
       return false;
     });

@@ -138,19 +138,29 @@ interface Listed {
   doc: string;
 }
 
-/** The creation times that can hold a listed session, or nothing when none can. */
-async function userSpan(client: ClickHouseClient, filter: SessionListFilter): Promise<Span | undefined> {
+/**
+ * The first and last creation times of the user's sessions and how many there are, as the
+ * session_spans view has them. A list reads its window from them: ClickHouse fills the view
+ * just after the insert into `sessions` that it follows, so for a moment the table may hold a
+ * session its span does not cover yet.
+ */
+export async function sessionSpan(client: ClickHouseClient, user: string): Promise<{ first: number; last: number; rows: number } | undefined> {
   const [found] = await queryRows<{ first: number; last: number; rows: number }>(
     client,
     sql`SELECT minMerge(first) AS first, maxMerge(last) AS last, uniqMerge(rows) AS rows
-        FROM session_spans WHERE user = ${filter.user} GROUP BY user`,
+        FROM session_spans WHERE user = ${user} GROUP BY user`,
   );
+  return found && { first: Number(found.first), last: Number(found.last), rows: Number(found.rows) };
+}
+
+/** The creation times that can hold a listed session, or nothing when none can. */
+async function userSpan(client: ClickHouseClient, filter: SessionListFilter): Promise<Span | undefined> {
+  const found = await sessionSpan(client, filter.user);
   if (!found) return undefined;
-  const first = Number(found.first);
-  const last = Number(found.last);
+  const { first, last } = found;
   const lo = Math.max(first, filter.fromMs ?? 0, filter.state === 'active' ? filter.activeSinceMs : 0);
   const hi = Math.min(last + 1, filter.toMs ?? Infinity);
-  return hi > lo ? { lo, hi, density: densityOf(Number(found.rows), first, last) } : undefined;
+  return hi > lo ? { lo, hi, density: densityOf(found.rows, first, last) } : undefined;
 }
 
 /** Rows with `created_ms` in [lo, hi) of the user; `created`, the partition key, skips months. */
