@@ -22,6 +22,14 @@ export class ServiceError extends Error {
 export const badRequest = (code: string, message: string, details?: ErrorDetail[]) =>
   new ServiceError(400, code, message, details);
 export const notFound = (what = 'session') => new ServiceError(404, 'not_found', `${what} not found`);
+/** For a `.catch`: undefined for a 404, so the caller can look elsewhere; any other failure stands. */
+export function unlessNotFound(error: unknown): undefined {
+  if (error instanceof ServiceError && error.status === 404) return undefined;
+  throw error;
+}
+/** A session whose record has aged out of the bucket is read from the index, and changes no more. */
+export const archived = () =>
+  new ServiceError(409, 'session_archived', 'the session is archived (finished, and unchanged for longer than records are kept): it can be read and deleted, not changed');
 /** No host has room; `retryAfterMs`: when one expects to, if known. */
 export const overloaded = (retryAfterMs?: number) =>
   new ServiceError(

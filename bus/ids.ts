@@ -9,6 +9,9 @@ export function newSessionId(now: number = Date.now()): string {
   return seconds + randomBytes(8).toString('hex');
 }
 
+/** When the session was created, to the second, as its id says (ms since the epoch). */
+export const sessionCreatedAt = (id: string) => parseInt(id.slice(0, 8), 16) * 1000;
+
 const DAY_SECONDS = 86_400;
 const days = new Map<number, string>();
 

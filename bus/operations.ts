@@ -79,6 +79,8 @@ export const operations = {
   'events.list': api('storage', 'events.list', ListEventsRequest, EventPage),
   // Actor hosts to storage: remove a finished session's rows from ClickHouse, before its record goes.
   'sessions.purge': api('storage', 'sessions.purge', SessionRef, Type.Null()),
+  // Actor hosts to storage: a session whose record has aged out of the bucket, from the index.
+  'sessions.archived': api('storage', 'sessions.archived', SessionRef, Session),
 } satisfies Record<string, Definition>;
 
 export type Operation = keyof typeof operations;

@@ -32,10 +32,14 @@ const operationNames = Object.keys(operations) as Operation[];
 const subjectsOf = (names: Operation[]) => names.map((name) => operations[name].subject);
 const answeredBy = (service: 'actors' | 'storage') => operationNames.filter((name) => operations[name].answeredBy === service);
 
-/** The operations each kind calls: a host has storage purge a deleted session's rows, the gateway calls every other. */
+/**
+ * The operations each kind calls: a host has storage purge a deleted session's rows and read a
+ * session whose record has aged out; the gateway calls every other.
+ */
+const HOST_CALLS: Operation[] = ['sessions.purge', 'sessions.archived'];
 const CALLS: Record<BusUser, Operation[]> = {
-  gateway: operationNames.filter((name) => name !== 'sessions.purge'),
-  host: ['sessions.purge'],
+  gateway: operationNames.filter((name) => !HOST_CALLS.includes(name)),
+  host: HOST_CALLS,
   storage: [],
 };
 

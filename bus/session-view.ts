@@ -53,6 +53,6 @@ export function presentSession(record: PublicRecord, now: number = Date.now()): 
 }
 
 /** Seconds from the session's start to its end, or to now while it is active. */
-export function elapsedSeconds(record: SessionRecord, now: number = Date.now()): number {
+export function elapsedSeconds(record: Pick<SessionRecord, 'createdAt' | 'finishedAt'>, now: number = Date.now()): number {
   return Math.max(0, ((record.finishedAt ?? now) - record.createdAt) / 1000);
 }

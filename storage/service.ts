@@ -8,6 +8,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from '../bus/log.ts';
 import { SessionRecords, type WatchFollower } from '../bus/session-records.ts';
+import { serveArchivedSession } from './api/archived.ts';
 import { serveEventList } from './api/events.ts';
 import { serveSessionPurge } from './api/purge.ts';
 import { serveResults } from './api/results.ts';
@@ -17,6 +18,7 @@ import { closePools, connectPools, type ClickHousePools, type PoolSizes } from '
 import { ClusterNodes } from './schema/cluster-nodes.ts';
 import { ensureDeadLetterStream } from './writer/dead-letter.ts';
 import type { StorageMetrics } from './metrics.ts';
+import { SessionArchive } from './sessions/archive.ts';
 import { IndexProgress } from './sessions/index-progress.ts';
 import { migrate } from './schema/migrations.ts';
 import { NewestSessions } from './sessions/newest-sessions.ts';
@@ -130,11 +132,13 @@ export class StorageService {
     const inFlight = new ReadsInFlight(options.readsInFlightPerUser);
     const lists = new SessionLists(newest, records, progress, pools.reads, inFlight, options.sessionListMemoryPerUser, log, options.metrics?.sessionLists);
     const service = new StorageService(nc, pools, records, writer, index, progress, cluster, purges);
+    const archive = new SessionArchive(pools.reads, records, purgeQueue, options.sessionRecords.maxAgeSeconds * 1000);
     service.subscriptions.push(
-      ...serveResults(nc, records, pools.reads, shards, inFlight, log, observe),
+      ...serveResults(nc, archive, pools.reads, shards, inFlight, log, observe),
       serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
-      serveEventList(nc, records, pools.reads, inFlight, log, observe),
-      serveSessionPurge(nc, records, jsm, purgeQueue, log, observe),
+      serveEventList(nc, archive, pools.reads, inFlight, log, observe),
+      serveSessionPurge(nc, records, jsm, purgeQueue, archive, log, observe),
+      serveArchivedSession(nc, archive, inFlight, log, observe),
     );
     log.info({ writer: options.writer }, 'storage service ready');
     return service;

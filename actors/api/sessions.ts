@@ -1,12 +1,14 @@
 // Session requests that any actor host answers: read, rename, stop, delete. Each change is
 // made before the caller's deadline or not at all: one that cannot land in time is answered 503
-// with Retry-After (bus/session-records.ts), never left to the caller's timeout.
+// with Retry-After (bus/session-records.ts), never left to the caller's timeout. A session whose
+// record has aged out of the bucket is known to storage's index alone: it is read from there,
+// and can be deleted, not renamed (storage/sessions/archive.ts).
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Session } from '../../bus/contracts/session.ts';
-import { badRequest, beingDeleted, notFound } from '../../bus/errors.ts';
+import type { Caller, Session } from '../../bus/contracts/session.ts';
+import { archived, badRequest, beingDeleted, notFound, unlessNotFound } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
 import { queues } from '../../bus/subjects.ts';
-import { serve, type RequestObserver } from '../../bus/rpc.ts';
+import { call, serve, type RequestObserver } from '../../bus/rpc.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
 import { deleteSession } from '../session/deletion.ts';
 import { finish } from '../session/lifecycle.ts';
@@ -14,14 +16,22 @@ import type { SessionRecords } from '../../bus/session-records.ts';
 
 export function serveSessions(nc: NatsConnection, records: SessionRecords, log: Logger, observe?: RequestObserver) {
   const options = { queue: queues.api, log, observe };
+  /** The caller's session from its record; `undefined` when there is none in the bucket. */
+  const recorded = (caller: Caller, session: string) => records.owned(caller, session).catch(unlessNotFound);
+  /** The caller's session whose record has aged out, as storage's index has it; 404 when there is none. */
+  const fromArchive = (caller: Caller, session: string, deadline: number) =>
+    call(nc, 'sessions.archived', { caller, session }, deadline - Date.now() - REPLY_MARGIN_MS, observe);
   return [
-    serve(nc, 'sessions.get', async ({ caller, session }): Promise<Session> => {
-      const { record } = await records.owned(caller, session);
-      return presentSession(publicRecord(record));
+    serve(nc, 'sessions.get', async ({ caller, session }, { deadline }): Promise<Session> => {
+      const found = await recorded(caller, session);
+      return found ? presentSession(publicRecord(found.record)) : fromArchive(caller, session, deadline);
     }, options),
 
     serve(nc, 'sessions.update', async ({ caller, session, body }, { deadline }): Promise<Session> => {
-      await records.owned(caller, session);
+      if (!(await recorded(caller, session))) {
+        await fromArchive(caller, session, deadline);
+        throw archived();
+      }
       // Renames at once: each lands in turn, the last one wins.
       const updated = await records.update(session, (record) => {
         if (record.deletingSince !== undefined) throw beingDeleted();
@@ -32,7 +42,9 @@ export function serveSessions(nc: NatsConnection, records: SessionRecords, log: 
     }, options),
 
     serve(nc, 'sessions.stop', async ({ caller, session }, { deadline }): Promise<Session> => {
-      const { record } = await records.owned(caller, session);
+      const found = await recorded(caller, session);
+      if (!found) throw notActive((await fromArchive(caller, session, deadline)).state);
+      const { record } = found;
       if (record.state !== 'active') throw notActive(record.state);
       const stopped = await finish(records, session, 'client', undefined, undefined, deadline);
       if (!stopped) throw notFound();
@@ -46,6 +58,9 @@ export function serveSessions(nc: NatsConnection, records: SessionRecords, log: 
     }, options),
   ];
 }
+
+// What a reply needs to travel back once storage has answered.
+const REPLY_MARGIN_MS = 200;
 
 const notActive = (state: string) =>
   badRequest('session_not_active', `the session is ${state}; only an active session can be stopped`);

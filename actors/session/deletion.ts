@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Caller, SessionRecord } from '../../bus/contracts/session.ts';
-import { ServiceError, badRequest, beingDeleted, notFound, notInTime } from '../../bus/errors.ts';
+import { ServiceError, badRequest, beingDeleted, notFound, notInTime, unlessNotFound } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
 import { call, type RequestObserver } from '../../bus/rpc.ts';
 import { UNCHANGED, type SessionRecords } from '../../bus/session-records.ts';
@@ -31,12 +31,31 @@ export async function deleteSession(
   deadline: number,
   observe?: RequestObserver,
 ): Promise<void> {
-  const { record } = await records.owned(caller, id, true);
-  if (record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
+  const found = await records.owned(caller, id, true).catch(unlessNotFound);
+  if (!found) return deleteArchived(nc, records, caller, id, deadline, observe);
+  if (found.record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
   const taken = await take(records, id, 0, deadline);
   if (taken === 'gone') throw notFound();
   if (taken === 'busy') throw beingDeleted();
   await purgeAndRemove(nc, records, taken, deadline, observe);
+}
+
+/**
+ * A session whose record has aged out of the bucket: storage finds it in the index, checks it
+ * is the caller's and queues its purge (404 when it is not there, or already queued). The
+ * deletion's marker on its key then tells every storage service, whose lists leave it out at
+ * once; should it not be written, the queued purge alone already answers reads 404.
+ */
+async function deleteArchived(
+  nc: NatsConnection,
+  records: SessionRecords,
+  caller: Caller,
+  id: string,
+  deadline: number,
+  observe?: RequestObserver,
+): Promise<void> {
+  await purge(nc, caller, id, deadline, observe);
+  await records.remove(id, 0);
 }
 
 /** Finishes a deletion whose request gave up or whose host died. */
@@ -67,7 +86,17 @@ async function purgeAndRemove(
   deadline: number,
   observe?: RequestObserver,
 ): Promise<void> {
-  const caller = { user: record.user, product: record.product };
+  await purge(nc, { user: record.user, product: record.product }, record.id, deadline, observe);
+  // The record goes if this deletion still holds it (its owner may have added its last media seconds meanwhile).
+  for (;;) {
+    const current = await records.fresh(record.id);
+    if (!current || current.record.deletingSince !== record.deletingSince) return;
+    if (await records.remove(record.id, current.revision)) return;
+  }
+}
+
+/** Has storage queue the session's rows for purging, trying again after a 503 while time is left. */
+async function purge(nc: NatsConnection, caller: Caller, id: string, deadline: number, observe?: RequestObserver): Promise<void> {
   for (;;) {
     const left = deadline - Date.now() - REPLY_MARGIN_MS;
     if (left < MIN_PURGE_MS) {
@@ -75,17 +104,11 @@ async function purgeAndRemove(
       throw notInTime('the session is being deleted and the service finishes it; it answers 404 once gone', ABANDONED_MS);
     }
     try {
-      await call(nc, 'sessions.purge', { caller, session: record.id }, left, observe);
-      break;
+      await call(nc, 'sessions.purge', { caller, session: id }, left, observe);
+      return;
     } catch (error) {
       if (!(error instanceof ServiceError) || error.status !== 503) throw error;
       await sleep(RETRY_PAUSE_MS);
     }
-  }
-  // The record goes if this deletion still holds it (its owner may have added its last media seconds meanwhile).
-  for (;;) {
-    const current = await records.fresh(record.id);
-    if (!current || current.record.deletingSince !== record.deletingSince) return;
-    if (await records.remove(record.id, current.revision)) return;
   }
 }

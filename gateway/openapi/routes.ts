@@ -67,7 +67,7 @@ export const documentedRoutes: DocumentedRoute[] = [
     summary: 'Rename a session (name is the only editable field)',
     body: UpdateSessionBody,
     success: { status: 200, description: 'the renamed session', schema: operations['sessions.update'].reply },
-    errors: { 400: 'a field other than name is read-only', 404: NOT_FOUND, 409: 'the session is being deleted (`being_deleted`)' },
+    errors: { 400: 'a field other than name is read-only', 404: NOT_FOUND, 409: 'the session is being deleted (`being_deleted`), or archived: finished and unchanged for longer than records are kept, it is read-only (`session_archived`)' },
   },
   {
     method: 'post', path: '/v1/sessions/:sessionId/stop', operationId: 'stopSession', tag: 'sessions',

@@ -4,22 +4,22 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
 import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts';
-import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
 import { listEvents } from '../results/events.ts';
 import { readsUntil } from '../clickhouse/read-deadline.ts';
 import type { ReadsInFlight } from '../clickhouse/reads-in-flight.ts';
+import type { SessionArchive } from '../sessions/archive.ts';
 
 export function serveEventList(
   nc: NatsConnection,
-  records: SessionRecords,
+  sessions: SessionArchive,
   clickhouse: ClickHouseClient,
   inFlight: ReadsInFlight,
   log: Logger,
   observe?: RequestObserver,
 ) {
   return serve(nc, 'events.list', inFlight.bound(async ({ caller, session, query }, { deadline }: CallContext) => {
-    await records.owned(caller, session);
+    await sessions.owned(caller, session);
     if (query.from !== undefined && query.to !== undefined && query.to <= query.from) {
       throw badRequest('invalid_query', 'query.to: must be greater than from', [
         { field: 'query.to', message: 'must be greater than from' },

@@ -4,31 +4,36 @@
 // rows must have left ROWS, so that the purge finds them. Then the session is queued
 // (storage/purge/purge-queue.ts), once however often it is asked, with its record's revision: its
 // purge round waits for the index to hold every change up to it, so that none is stored after
-// the rows are gone (a record being deleted is not indexed again). The answer does not wait for
+// the rows are gone (a record being deleted is not indexed again). A session whose record has
+// aged out is found in the index (storage/sessions/archive.ts) and queued with its row's. The answer does not wait for
 // the index: behind a busy index consumer that is other users' changes, and nobody waits for
 // the round.
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { badRequest } from '../../bus/errors.ts';
+import { badRequest, unlessNotFound } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
 import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { queues } from '../../bus/subjects.ts';
 import { awaitRowsStored } from '../purge/purge.ts';
 import type { PurgeQueue } from '../purge/purge-queue.ts';
+import type { SessionArchive } from '../sessions/archive.ts';
 
 export function serveSessionPurge(
   nc: NatsConnection,
   records: SessionRecords,
   jsm: JetStreamManager,
   queue: PurgeQueue,
+  archive: SessionArchive,
   log: Logger,
   observe?: RequestObserver,
 ) {
   return serve(nc, 'sessions.purge', async ({ caller, session }, { deadline }) => {
-    const { record, revision } = await records.owned(caller, session, true);
+    const found = await records.owned(caller, session, true).catch(unlessNotFound);
+    // A session whose record has aged out is in the index alone, its rows stored long ago.
+    const { record, revision } = found ?? (await archive.archived(caller, session));
     if (record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
-    await awaitRowsStored(jsm, record, deadline);
+    if (found) await awaitRowsStored(jsm, found.record, deadline);
     await queue.add({ id: record.id, createdAt: record.createdAt, revision });
     records.markDeleted(session);
     return null;

@@ -1,18 +1,18 @@
 // Result reads: totals, timelines and the transcript of a session, answered by any storage
-// service. Ownership is checked against the session record in the KV, as every read is.
+// service. Ownership is checked against the session record in the KV, as every read is, or
+// the index's row once the record has aged out (storage/sessions/archive.ts).
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ResultRequest, TimelineQuery } from '../../bus/contracts/results.ts';
-import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
 import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts';
-import type { SessionRecords } from '../../bus/session-records.ts';
-import { elapsedSeconds, presentSession, publicRecord } from '../../bus/session-view.ts';
+import { elapsedSeconds, presentSession, type PublicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
 import { readsUntil } from '../clickhouse/read-deadline.ts';
 import type { ReadsInFlight } from '../clickhouse/reads-in-flight.ts';
 import { readsOfSession } from '../results/session-shard.ts';
+import type { SessionArchive } from '../sessions/archive.ts';
 import type { Shards } from '../results/shards.ts';
 import {
   audioFeatures,
@@ -26,7 +26,7 @@ import { listSpeechSegments } from '../results/speech-segments.ts';
 /** `shards`: those of the cluster the tables are sharded on, if any; `inFlight`: each user's reads at once. */
 export function serveResults(
   nc: NatsConnection,
-  records: SessionRecords,
+  sessions: SessionArchive,
   clickhouse: ClickHouseClient,
   shards: Shards | undefined,
   inFlight: ReadsInFlight,
@@ -36,12 +36,12 @@ export function serveResults(
   const options = { queue: queues.api, log, observe };
   // A session's reads end with their deadline, and answer while another shard is lost.
   const reads = (session: string, deadline: number) => readsUntil(readsOfSession(clickhouse, shards, session), deadline);
-  const sessionField = (record: SessionRecord, expand: 'session' | undefined) =>
-    expand === 'session' ? presentSession(publicRecord(record)) : record.id;
+  const sessionField = (record: PublicRecord, expand: 'session' | undefined) =>
+    expand === 'session' ? presentSession(record) : record.id;
 
   const timeline = <Entry>(query: (client: ClickHouseClient, window: Window) => Promise<Entry[]>) =>
     async (request: ResultRequest, { deadline }: CallContext) => {
-      const { record } = await records.owned(request.caller, request.session);
+      const record = await sessions.owned(request.caller, request.session);
       const window = windowOf(record, request.query);
       const entries = window.end > window.start ? await query(reads(record.id, deadline), window) : [];
       return { session: sessionField(record, request.query.expand), timeline: entries };
@@ -49,14 +49,14 @@ export function serveResults(
 
   return [
     serve(nc, 'emotions.totals', inFlight.bound(async ({ caller, session, query }, { deadline }: CallContext) => {
-      const { record } = await records.owned(caller, session);
+      const record = await sessions.owned(caller, session);
       return { session: sessionField(record, query.expand), emotions: await emotionTotals(reads(record.id, deadline), record.id) };
     }), options),
     serve(nc, 'emotions.timeline', inFlight.bound(timeline(emotionsTimeline)), options),
     serve(nc, 'audio.features', inFlight.bound(timeline(audioFeatures)), options),
     serve(nc, 'speech.sentiment', inFlight.bound(timeline(sentimentTimeline)), options),
     serve(nc, 'speech.segments', inFlight.bound(async ({ caller, session, query }, { deadline }: CallContext) => {
-      const { record } = await records.owned(caller, session);
+      const record = await sessions.owned(caller, session);
       if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
       return listSpeechSegments(reads(record.id, deadline), { session: record.id, ...query });
     }), options),
@@ -64,7 +64,7 @@ export function serveResults(
 }
 
 /** The window of a timeline request; `end` defaults to the session's duration. */
-function windowOf(record: SessionRecord, query: TimelineQuery): Window {
+function windowOf(record: PublicRecord, query: TimelineQuery): Window {
   if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
   const end = query.end ?? Math.ceil(elapsedSeconds(record));
   return { session: record.id, granularity: query.granularity, start: query.start, end };

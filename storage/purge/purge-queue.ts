@@ -63,6 +63,12 @@ export class PurgeQueue {
     }
   }
 
+  /** Whether the session's purge is queued or done: the session is gone, whatever else says so yet. */
+  async holds(id: string): Promise<boolean> {
+    const [queued, purged] = await Promise.all([this.kv.get(QUEUED + id), this.kv.get(PURGED + id)]);
+    return queued?.operation === 'PUT' || purged?.operation === 'PUT';
+  }
+
   /** How many sessions wait. */
   async length(): Promise<number> {
     return Object.keys(await this.waitingSubjects()).length;

@@ -35,6 +35,7 @@ test('the gateway calls through bus/rpc.ts, so it may send every operation but t
   const { publish, subscribe, answers } = permissions('gateway');
   assert.ok(publish.includes(operations['sessions.get'].subject) && publish.includes(subjects.room));
   assert.not.ok(publish.includes(operations['sessions.purge'].subject));
+  assert.not.ok(publish.includes(operations['sessions.archived'].subject));
   assert.not.ok([...publish, ...subscribe].some((subject) => subject.startsWith('$KV') || subject.startsWith('$JS')), 'no bucket, no stream');
   assert.not.ok(publish.some((subject) => subject.startsWith('_INBOX')) || answers, 'answers nothing');
 });
