@@ -28,6 +28,7 @@ import { ReadsInFlight } from './clickhouse/reads-in-flight.ts';
 import { Shards } from './results/shards.ts';
 import { ensureRowsStream } from './writer/rows-stream.ts';
 import { PurgeLease } from './purge/purge-lease.ts';
+import type { PurgedSession } from './purge/purge.ts';
 import { PurgeQueue } from './purge/purge-queue.ts';
 import { PurgeRounds } from './purge/purge-rounds.ts';
 import { SessionIndexFollower } from './sessions/session-index-follower.ts';
@@ -119,7 +120,11 @@ export class StorageService {
     await writer?.start();
     if (writer) options.metrics?.watchWriter(writer, jsm, log);
     // The session index is kept by the services that write.
-    const index = writer && await SessionIndexFollower.start(js, jsm, pools.index, log.child({ component: 'session-index' }));
+    const deleting = (session: string) => records.deletedLately(session) || records.peek(session)?.record.deletingSince !== undefined;
+    const purgeAgain = async (sessions: PurgedSession[]) => {
+      for (const session of sessions) await purgeQueue.again(session);
+    };
+    const index = writer && await SessionIndexFollower.start(js, jsm, pools.index, deleting, purgeAgain, log.child({ component: 'session-index' }));
     const schema = new Schema(options.database, cluster?.name);
     // Purge rounds are run by the services that write, like the index.
     const purges = writer && new PurgeRounds(purgeQueue, () => progress.acknowledgedThrough(), new PurgeLease(purgeQueue.kv, options.id), pools.index, schema, cluster, {

@@ -3,6 +3,8 @@
 // purge round removes the rows of many sessions with one mutation per table
 // (storage/purge/purge-rounds.ts). A session is queued once: `queued.<id>` while it waits, then
 // `purged.<id>` once its mutations are issued, so a retried or resumed deletion queues nothing.
+// Only the session index queues a session again, when rows of it may have landed after its
+// round (storage/sessions/session-index-follower.ts).
 //
 // The bucket is bounded in bytes (a full one refuses a DELETE with a 503 until a round has
 // drained it) and its entries age out after PURGE_RECORDS_KEPT_MS: the purged markers only
@@ -63,6 +65,17 @@ export class PurgeQueue {
     }
   }
 
+  /**
+   * Queues a session again, purged or still waiting: rows of it stored after its round read
+   * the queue (an insert in flight through it) go with the next round.
+   */
+  async again(session: PurgedSession): Promise<void> {
+    // Still waiting, it keeps the revision its round waits for the index to hold.
+    const waiting = await this.kv.get(QUEUED + session.id);
+    const revision = waiting?.operation === 'PUT' ? (waiting.json<{ revision?: number }>().revision ?? 0) : 0;
+    await this.kv.put(QUEUED + session.id, JSON.stringify({ id: session.id, createdAt: session.createdAt, revision }));
+  }
+
   /** Whether the session's purge is queued or done: the session is gone, whatever else says so yet. */
   async holds(id: string): Promise<boolean> {
     const [queued, purged] = await Promise.all([this.kv.get(QUEUED + id), this.kv.get(PURGED + id)]);
@@ -83,18 +96,22 @@ export class PurgeQueue {
       for (const entry of entries) {
         if (entry?.operation !== 'PUT') continue;
         const session = entry.json<PurgedSession & { revision?: number }>();
-        waiting.push({ session: { id: session.id, createdAt: session.createdAt }, revision: entry.revision, recordRevision: session.revision ?? 0 });
-        if (Date.now() - entry.created.getTime() > REWRITE_WAITING_AFTER_MS) await this.kv.put(entry.key, entry.value);
+        const stale = Date.now() - entry.created.getTime() > REWRITE_WAITING_AFTER_MS;
+        const revision = stale ? await this.kv.put(entry.key, entry.value) : entry.revision;
+        waiting.push({ session: { id: session.id, createdAt: session.createdAt }, revision, recordRevision: session.revision ?? 0 });
       }
     }
     return waiting.sort((a, b) => a.revision - b.revision).slice(0, limit);
   }
 
-  /** Marks the sessions purged and takes them off the queue. */
-  async purged(sessions: PurgedSession[]): Promise<void> {
-    for (const { id } of sessions) {
-      await this.kv.put(PURGED + id, JSON.stringify({ purgedAt: Date.now() }));
-      await this.jsm.streams.purge(this.stream, { filter: this.subject(QUEUED + id) });
+  /**
+   * Marks the sessions purged and takes them off the queue as they were read: one queued again
+   * since (again()) stays for the next round.
+   */
+  async purged(sessions: Waiting[]): Promise<void> {
+    for (const { session, revision } of sessions) {
+      await this.kv.put(PURGED + session.id, JSON.stringify({ purgedAt: Date.now() }));
+      await this.jsm.streams.purge(this.stream, { filter: this.subject(QUEUED + session.id), seq: revision + 1 });
     }
   }
 

@@ -66,9 +66,10 @@ export class PurgeRounds {
     if (!(await this.lease.take(due))) return;
     const oldest = await this.queue.oldest(batchSessions);
     const indexed = await this.indexedThrough();
-    const batch = oldest.filter(({ recordRevision }) => recordRevision <= indexed).map(({ session }) => session);
-    if (batch.length < oldest.length) this.log.info({ sessions: oldest.length - batch.length, indexed }, 'sessions left for a later round: the index does not hold their last changes yet');
-    if (batch.length === 0) return;
+    const taken = oldest.filter(({ recordRevision }) => recordRevision <= indexed);
+    if (taken.length < oldest.length) this.log.info({ sessions: oldest.length - taken.length, indexed }, 'sessions left for a later round: the index does not hold their last changes yet');
+    if (taken.length === 0) return;
+    const batch = taken.map(({ session }) => session);
     try {
       await deleteRowsOf(this.clickhouse, this.schema, batch, Date.now() + ROUND_WAIT_MS, this.cluster, this.options.countMutations);
     } catch (error) {
@@ -76,7 +77,7 @@ export class PurgeRounds {
       if (!(error instanceof ServiceError && error.status === 503)) throw error;
       this.log.info({ sessions: batch.length }, 'purge mutations issued and still running on some replicas');
     }
-    await this.queue.purged(batch);
+    await this.queue.purged(taken);
     this.log.info({ sessions: batch.length }, 'purged the rows of deleted sessions');
   }
 }

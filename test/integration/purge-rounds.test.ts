@@ -136,9 +136,31 @@ test('a session is queued once: asked again while queued, or once purged, it add
     const session = { id: newSessionId(), createdAt: Date.now(), revision: 0 };
     assert.ok(await queue.add(session), 'queued');
     assert.not.ok(await queue.add(session), 'a retry while queued');
-    await queue.purged([session]);
+    const waiting = (await queue.oldest(1000)).filter((entry) => entry.session.id === session.id);
+    assert.is(waiting.length, 1);
+    await queue.purged(waiting);
     assert.not.ok(await queue.add(session), 'a resumed deletion after the purge');
-    assert.not.ok((await queue.oldest(1000)).some((waiting) => waiting.session.id === session.id), 'not waiting');
+    assert.not.ok((await queue.oldest(1000)).some((entry) => entry.session.id === session.id), 'not waiting');
+    assert.ok(await queue.holds(session.id), 'gone, for every read');
+  } finally {
+    await nc.close();
+  }
+});
+
+test('a session queued again while its round runs waits for the next round', async () => {
+  const nc = await connect({ servers: process.env.NATS_URL });
+  try {
+    const queue = await PurgeQueue.open(jetstream(nc), await jetstreamManager(nc), { replicas: 1, maxBytes: config.purgeQueueMaxBytes });
+    const session = { id: newSessionId(), createdAt: Date.now(), revision: 0 };
+    assert.ok(await queue.add(session));
+    const read = (await queue.oldest(1000)).filter((entry) => entry.session.id === session.id);
+    // Rows of it landed after the round read the queue, and the index queued it again.
+    await queue.again(session);
+    await queue.purged(read);
+    const next = (await queue.oldest(1000)).filter((entry) => entry.session.id === session.id);
+    assert.is(next.length, 1, 'waiting for the next round');
+    await queue.purged(next);
+    assert.not.ok((await queue.oldest(1000)).some((entry) => entry.session.id === session.id), 'gone after it');
   } finally {
     await nc.close();
   }
