@@ -4,6 +4,7 @@
 // The input is a placeholder, never the URI itself (stream-address.ts). Pure: no I/O, so every
 // flag is unit-testable.
 import { basename, dirname, join } from 'node:path';
+import { parseStreamUri, type StreamProtocol } from '../../bus/stream-uri.ts';
 import { streamPlaceholder } from './stream-address.ts';
 
 const AUDIO_SAMPLE_RATE = 16000;
@@ -20,16 +21,6 @@ export const INPUT_PROTOCOLS = ['rtmp', 'rtmps', 'rtsp', 'tcp', 'tls', 'udp', 'r
 // decoder ffmpeg ships, each a parser of hostile bytes, stays closed to a stream server.
 export const INPUT_FORMATS = ['flv', 'live_flv', 'rtsp'] as const;
 export const INPUT_DECODERS = ['h264', 'hevc', 'aac', 'mp3', 'opus', 'pcm_mulaw', 'pcm_alaw'] as const;
-
-export type StreamScheme = 'rtmp' | 'rtmps' | 'rtsp';
-
-export function streamScheme(uri: string): StreamScheme {
-  const match = /^([a-z][a-z0-9+.-]*):\/\//i.exec(uri);
-  const scheme = match?.[1]?.toLowerCase();
-  if (scheme === 'rtmp' || scheme === 'rtmps' || scheme === 'rtsp') return scheme;
-  // Not the URI itself: an error may be logged, and the URI may hold the stream key.
-  throw new Error(`unsupported stream scheme${scheme ? ` "${scheme}"` : ''} (rtmp, rtmps or rtsp expected)`);
-}
 
 export interface FrameSize {
   width: number;
@@ -95,7 +86,7 @@ export function unixOutput(path: string): string {
   return `unix:${path}`;
 }
 
-function timeoutArgs(scheme: StreamScheme, timeoutSeconds: number): string[] {
+function timeoutArgs(scheme: StreamProtocol, timeoutSeconds: number): string[] {
   const micros = String(Math.round(timeoutSeconds * 1e6));
   // For rtmp, `-timeout` means "listen for an incoming publisher"; only -rw_timeout is safe.
   if (scheme === 'rtsp') return ['-rtsp_transport', 'tcp', '-timeout', micros];
@@ -117,7 +108,8 @@ const SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 function inputArgs(options: InputOptions): string[] {
   const { uri, timeoutSeconds, tls } = options;
   if (!(timeoutSeconds > 0)) throw new Error(`timeoutSeconds must be > 0, got ${timeoutSeconds}`);
-  const scheme = streamScheme(uri);
+  // Checked when the session was created; checked again here, where a URI becomes arguments.
+  const scheme = parseStreamUri(uri).protocol;
   const args = [
     '-protocol_whitelist', INPUT_PROTOCOLS.join(','),
     '-format_whitelist', INPUT_FORMATS.join(','),
