@@ -121,6 +121,8 @@ export function gatewaySettings(read: Environment) {
     requestsInFlightPerUser: read.wholeNumber('REQUESTS_IN_FLIGHT_PER_USER', 16, 1),
     sessionCreatesPerMinute: read.wholeNumber('SESSION_CREATES_PER_MINUTE', 60, 1),
     sessionDeletesPerMinute: read.wholeNumber('SESSION_DELETES_PER_MINUTE', 30, 1),
+    // Each rename is a compare-and-set in the bucket and a row of the shared index on every storage service that writes.
+    sessionRenamesPerMinute: read.wholeNumber('SESSION_RENAMES_PER_MINUTE', 60, 1),
     eventsPerSecond: read.wholeNumber('EVENTS_PER_SECOND', 25_000, 1),
     eventBytesPerSecond: read.wholeNumber('EVENT_BYTES_PER_SECOND', 2 * 1024 * 1024, 1),
     wsConnectionsPerUser: read.number('WS_CONNECTIONS_PER_USER', 20, 1),

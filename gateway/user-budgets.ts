@@ -13,6 +13,8 @@ export interface UserBudgets {
   creates: RateLimit;
   /** Session deletes per minute: each purges rows from shared tables. */
   deletes: RateLimit;
+  /** Session renames per minute: each writes the bucket and the shared index. */
+  renames: RateLimit;
   /** Custom events per second, and their bytes as sent. */
   events: RateLimit;
   eventBytes: RateLimit;
@@ -23,6 +25,7 @@ export function userBudgets(config: GatewayConfig): UserBudgets {
     inFlight: new Counts(config.requestsInFlightPerUser),
     creates: new RateLimit(config.sessionCreatesPerMinute, 60),
     deletes: new RateLimit(config.sessionDeletesPerMinute, 60),
+    renames: new RateLimit(config.sessionRenamesPerMinute, 60),
     events: new RateLimit(config.eventsPerSecond, 1),
     eventBytes: new RateLimit(config.eventBytesPerSecond, 1),
   };

@@ -47,6 +47,7 @@ export function sessionRoutes(send: Send, budgets: UserBudgets): Router {
       }
     }
     const body = parse(UpdateSessionBody, given, 'body');
+    await spend(ctx, budgets.renames, 'session renames per minute');
     ctx.body = await send('sessions.update', { caller: callerOf(ctx), session: ctx.params.sessionId ?? '', body });
   });
 

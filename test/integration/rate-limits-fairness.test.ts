@@ -55,6 +55,7 @@ test.before(async () => {
       REQUESTS_IN_FLIGHT_PER_USER: String(defaults.requestsInFlightPerUser),
       SESSION_CREATES_PER_MINUTE: String(defaults.sessionCreatesPerMinute),
       SESSION_DELETES_PER_MINUTE: String(defaults.sessionDeletesPerMinute),
+      SESSION_RENAMES_PER_MINUTE: String(defaults.sessionRenamesPerMinute),
       EVENTS_PER_SECOND: String(EVENTS_PER_SECOND),
       EVENT_BYTES_PER_SECOND: String(EVENT_BYTES_PER_SECOND),
     },
@@ -69,6 +70,7 @@ test.after(async () => {
 
 test('the defaults fit ordinary use', () => {
   assert.ok(defaults.sessionCreatesPerMinute >= 30, 'a fleet of cameras started together');
+  assert.ok(defaults.sessionRenamesPerMinute >= 30, 'a person renaming sessions by hand, or a tool labelling a few');
   assert.ok(defaults.requestsInFlightPerUser >= 5, "a dashboard tab's reads at once");
   assert.ok(defaults.eventsPerSecond >= 20_000, "the events benchmark's target");
   assert.ok(defaults.eventBytesPerSecond >= defaults.bodyLimitBytes, 'a largest body of events passes');
@@ -127,6 +129,27 @@ test("deletes past SESSION_DELETES_PER_MINUTE are refused with 429 and delete no
   assertRefusedBy(await services.api('DELETE', `/v1/sessions/${mine}`, { token: deleter }), defaults.sessionDeletesPerMinute, /session deletes per minute/);
   assert.is((await services.api('GET', `/v1/sessions/${mine}`, { token: deleter })).status, 200, 'the refused delete deleted nothing');
   assert.is((await services.api('DELETE', `/v1/sessions/${theirs}`, { token: other })).status, 204);
+});
+
+test("renames past SESSION_RENAMES_PER_MINUTE are refused with 429 and rename nothing; another user's renames go on", async () => {
+  const [renamer, other] = await Promise.all([userToken('renamer'), userToken('other')]);
+  const session = async (token: string) => {
+    const created = await services.api('POST', '/v1/sessions', { token, body: { name: 'to rename', streamUri } });
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    await services.api('POST', `/v1/sessions/${created.body._id}/stop`, { token });
+    return created.body._id as string;
+  };
+  const [mine, theirs] = await Promise.all([session(renamer), session(other)]);
+  const rename = (token: string, id: string, name: string) => services.api('PATCH', `/v1/sessions/${id}`, { token, body: { name } });
+  const answers: Reply[] = [];
+  for (let i = 0; i < defaults.sessionRenamesPerMinute; i++) answers.push(await rename(renamer, mine, `name ${i}`));
+  assert.equal(statuses(answers), { 200: defaults.sessionRenamesPerMinute });
+  assertRefusedBy(await rename(renamer, mine, 'one more'), defaults.sessionRenamesPerMinute, /session renames per minute/);
+  const kept = await services.api('GET', `/v1/sessions/${mine}`, { token: renamer });
+  assert.is(kept.body.name, `name ${defaults.sessionRenamesPerMinute - 1}`, 'the refused rename renamed nothing');
+  const renamed = await rename(other, theirs, 'unaffected');
+  assert.is(renamed.status, 200, JSON.stringify(renamed.body));
+  assert.is(renamed.body.name, 'unaffected');
 });
 
 test("events past EVENTS_PER_SECOND or EVENT_BYTES_PER_SECOND are refused with 429; another user's events are accepted", async () => {
