@@ -9,8 +9,7 @@
 import { createClient } from '@clickhouse/client';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/index.ts';
-import { freePort } from '../stack/ports.ts';
-import { launchService } from '../stack/service-process.ts';
+import { freePort, launchService } from '../stack/index.ts';
 import { startServiceStack } from '../support/service-stack.ts';
 import type { Services } from '../support/services.ts';
 import { loadSessions } from '../support/list-data.ts';

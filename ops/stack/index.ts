@@ -6,4 +6,4 @@ export { startCluster } from './cluster.ts';
 export { startNats } from './nats.ts';
 export { freePort, portOpen } from './ports.ts';
 export { startService, waitUntil, type Service } from './process.ts';
-export type { ServiceProcess } from './service-process.ts';
+export { launchService, type ServiceProcess } from './service-process.ts';
