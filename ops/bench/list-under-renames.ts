@@ -7,7 +7,9 @@
 // the gateway; loads bob's sessions straight into the index; stops everything it started.
 // Usage: node --import tsx ops/bench/list-under-renames.ts [requests per case] [renames in flight] [renames per minute]
 import { createClient } from '@clickhouse/client';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../bus/index.ts';
 import { freePort, launchService } from '../stack/index.ts';
 import { startServiceStack } from '../support/service-stack.ts';
@@ -60,23 +62,39 @@ async function bobsCases(services: Services): Promise<{ deepPage: Timings; remov
   return { deepPage, remove };
 }
 
-/** Alice renames one finished session, `inFlight` renames at a time, until `done` resolves. */
-async function renameFlood(services: Services, done: Promise<void>): Promise<{ renames: number; ok: number; seconds: number }> {
+interface AutocannonResult {
+  requests: { total: number };
+  duration: number;
+  statusCodeStats?: Record<string, { count: number }>;
+}
+type Autocannon = (options: {
+  url: string;
+  method: string;
+  body: string;
+  headers: Record<string, string>;
+  connections: number;
+  duration: number;
+  workers: number;
+}) => Promise<AutocannonResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+/**
+ * Alice renames one finished session with `renamesInFlight` connections for `seconds`, from a
+ * thread of its own: bob's timings share no event loop with her requests.
+ */
+async function renameFlood(services: Services, seconds: number): Promise<{ renames: number; ok: number; seconds: number }> {
   const { alice } = services.users;
   const id = await finishedSession(services, alice.token, 'renamed');
-  let stopped = false;
-  void done.then(() => (stopped = true));
-  let renames = 0;
-  let ok = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: renamesInFlight }, async (_, lane) => {
-    for (let n = 0; !stopped; n++) {
-      const reply = await services.api('PATCH', `/v1/sessions/${id}`, { body: { name: `renamed ${lane}.${n}` }, token: alice.token });
-      renames++;
-      if (reply.status === 200) ok++;
-    }
-  }));
-  return { renames, ok, seconds: elapsedMs(started) / 1000 };
+  const result = await autocannon({
+    url: `${services.baseUrl}/v1/sessions/${id}`,
+    method: 'PATCH',
+    body: JSON.stringify({ name: 'renamed again' }),
+    headers: { Authorization: `Bearer ${alice.token}`, 'Content-Type': 'application/json' },
+    connections: renamesInFlight,
+    duration: seconds,
+    workers: 1,
+  });
+  return { renames: result.requests.total, ok: result.statusCodeStats?.['200']?.count ?? 0, seconds: result.duration };
 }
 
 const row = (name: string, timings: Timings) => [
@@ -113,12 +131,12 @@ try {
   // Warm: the first requests start the processes' caches and ClickHouse's.
   await bobsCases(services);
 
+  const aloneStarted = performance.now();
   const alone = await bobsCases(services);
-  let finish!: () => void;
-  const done = new Promise<void>((resolve) => (finish = resolve));
-  const flooding = renameFlood(services, done);
+  // Long enough for bob's cases however much slower they get, begun a second before them.
+  const flooding = renameFlood(services, Math.ceil((4 * elapsedMs(aloneStarted)) / 1000) + 5);
+  await sleep(1000);
   const during = await bobsCases(services);
-  finish();
   const flood = await flooding;
 
   console.log(`\nTwo storage services; bob has ${BOB_SESSIONS.toLocaleString('en')} sessions; ${requests} requests per case, one at a time.`);
