@@ -66,12 +66,14 @@ export class PurgeQueue {
   }
 
   /**
-   * Queues a session again, purged or still waiting: rows of it stored after its round read
-   * the queue (an insert in flight through it) go with the next round.
+   * Queues a session again whose purge is waiting or done: rows of it stored after its round
+   * read the queue (an insert in flight through it) go with the next round. A session its
+   * deletion has not queued yet is left to that deletion, whose round comes after these rows.
    */
   async again(session: PurgedSession): Promise<void> {
+    const [waiting, purged] = await Promise.all([this.kv.get(QUEUED + session.id), this.kv.get(PURGED + session.id)]);
+    if (waiting?.operation !== 'PUT' && purged?.operation !== 'PUT') return;
     // Still waiting, it keeps the revision its round waits for the index to hold.
-    const waiting = await this.kv.get(QUEUED + session.id);
     const revision = waiting?.operation === 'PUT' ? (waiting.json<{ revision?: number }>().revision ?? 0) : 0;
     await this.kv.put(QUEUED + session.id, JSON.stringify({ id: session.id, createdAt: session.createdAt, revision }));
   }

@@ -13,7 +13,8 @@
 // session back to the list (test/integration/sessions-delete-late-index.test.ts). So each
 // attempt leaves out the rows of sessions this service's watch knows are being deleted or
 // gone, and a session it learns was deleted while its rows were being inserted is queued for
-// purging again: its next round removes them. Left: a watch that hears of a deletion only
+// purging again once its deletion has queued it (storage/purge/purge-queue.ts): its next round
+// removes them. Left: a watch that hears of a deletion only
 // after the deletion's request, its purge round and the insert are all done.
 import type { ClickHouseClient } from '@clickhouse/client';
 import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';

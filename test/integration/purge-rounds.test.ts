@@ -161,6 +161,11 @@ test('a session queued again while its round runs waits for the next round', asy
     assert.is(next.length, 1, 'waiting for the next round');
     await queue.purged(next);
     assert.not.ok((await queue.oldest(1000)).some((entry) => entry.session.id === session.id), 'gone after it');
+    // A session no deletion has queued yet is left to its deletion: queued now, its round could
+    // come before the deletion's last rows are stored.
+    const notYet = { id: newSessionId(), createdAt: Date.now() };
+    await queue.again(notYet);
+    assert.not.ok(await queue.holds(notYet.id), 'not queued by the index');
   } finally {
     await nc.close();
   }
