@@ -23,7 +23,7 @@ test.after(async () => {
 
 test('rejects a URI it must not open, before starting anything', () => {
   for (const uri of ['file:///etc/passwd', 'http://127.0.0.1/a.flv', 'concat:a|b']) {
-    assert.throws(() => new Ingest({ uri, fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, session: 's', env: guard }), /scheme/);
+    assert.throws(() => new Ingest({ uri, fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, session: 's', env: guard }), /streamUri: protocol must be one of/);
   }
   assert.throws(() => new Ingest({ uri: 'rtmp://h/a', fps: 0, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 5, session: 's', env: guard }), /fps/);
   // ffprobe is taken from beside ffmpeg: a path that does not name ffmpeg says where it is not.
