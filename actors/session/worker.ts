@@ -18,7 +18,7 @@ import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
 import type { Transcriber } from '../speech/moonshine.ts';
 import { TranscriptionQueue } from '../speech/queue.ts';
-import { Utterances } from './utterances.ts';
+import { SpeakingRates } from './speaking-rates.ts';
 import { DecoderCpu } from './decoder-cpu.ts';
 import type { CostPart, SessionCost } from '../session-cost.ts';
 import type { FaceStream, FaceThread } from '../face/threaded.ts';
@@ -87,17 +87,17 @@ export class StreamWorker implements Child {
   private ingest?: Ingest;
   private mediaSeconds = 0;
   private readonly transcripts: TranscriptionQueue;
-  private readonly utterances: Utterances;
+  private readonly speakingRates: SpeakingRates;
 
   constructor(private readonly options: WorkerOptions) {
     const { session, rows, log } = options;
     // The queue's limit waiting, and one being transcribed.
-    this.utterances = new Utterances(options.resources.pull.transcriptionQueueLimit + 1);
+    this.speakingRates = new SpeakingRates(options.resources.pull.transcriptionQueueLimit + 1);
     this.transcripts = new TranscriptionQueue({
       session,
       limit: options.resources.pull.transcriptionQueueLimit,
       stt: options.resources.speechToText,
-      onRow: (row) => rows.publish(session, 'speech', [this.utterances.transcribed(row)], Math.round(row.start * 1000)),
+      onRow: (row) => rows.publish(session, 'speech', [this.speakingRates.transcribed(row)], Math.round(row.start * 1000)),
       onDropped: (total) => {
         options.resources.metrics?.speechSegmentDropped(session);
         log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind');
@@ -223,7 +223,7 @@ export class StreamWorker implements Child {
       voice ??= resources.voice.open(session, sinceStart(receivedAt - (chunk.length / AUDIO_BYTES_PER_SECOND) * 1000), {
         onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
         onSegment: (segment) => {
-          this.utterances.heard(segment);
+          this.speakingRates.heard(segment);
           this.transcripts.push(segment);
         },
         onShed: (seconds) => {

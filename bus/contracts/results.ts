@@ -84,7 +84,7 @@ export const SpeechSegmentsQuery = Type.Object(
 export type SpeechSegmentsQuery = Static<typeof SpeechSegmentsQuery>;
 export const SpeechSegmentsRequest = Type.Object({ caller: Caller, session: Type.String(), query: SpeechSegmentsQuery });
 export type SpeechSegmentsRequest = Static<typeof SpeechSegmentsRequest>;
-export const TranscriptSegment = Type.Object({
+export const SpeechSegmentEntry = Type.Object({
   start: Type.Number(),
   end: Type.Number(),
   text: Type.String(),
@@ -92,5 +92,5 @@ export const TranscriptSegment = Type.Object({
   /** dB of the segment's voice over its own noise floor; absent on segments stored before it was kept. */
   snrDb: Type.Optional(Decimal),
 });
-export const SpeechSegmentsPage = Page(TranscriptSegment);
+export const SpeechSegmentsPage = Page(SpeechSegmentEntry);
 export type SpeechSegmentsPage = Static<typeof SpeechSegmentsPage>;

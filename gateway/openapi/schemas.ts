@@ -3,7 +3,7 @@
 // again, so that a code generator makes one `Session` type rather than one per route.
 import type { TSchema } from '@sinclair/typebox';
 import { PublicEvent } from '../../bus/contracts/events.ts';
-import { AudioFeaturesEntry, EmotionsEntry, SentimentEntry, TranscriptSegment } from '../../bus/contracts/results.ts';
+import { AudioFeaturesEntry, EmotionsEntry, SentimentEntry, SpeechSegmentEntry } from '../../bus/contracts/results.ts';
 import { SensorSource, Session } from '../../bus/contracts/session.ts';
 import { ErrorBody } from '../error-body.ts';
 
@@ -13,7 +13,7 @@ const NAMED: Record<string, TSchema> = {
   Session,
   SensorSource,
   Event: PublicEvent,
-  TranscriptSegment,
+  SpeechSegmentEntry,
   EmotionsEntry,
   AudioFeaturesEntry,
   SentimentEntry,

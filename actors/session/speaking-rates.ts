@@ -1,4 +1,4 @@
-// The speaking rate of each transcribed utterance. The voice analysis knows how much of a
+// The speaking rate of each transcribed speech segment. The voice analysis knows how much of a
 // segment was speech, the transcription what was said; the two meet here, keyed by the
 // segment's start, as the transcript row carries no more of the segment than its times.
 import type { SpeechSegment } from '../../bus/contracts/rows.ts';
@@ -8,7 +8,7 @@ import type { SpeechAudio } from '../voice/analyzer.ts';
 
 const key = (seconds: number) => Math.round(seconds * 1000);
 
-export class Utterances {
+export class SpeakingRates {
   /** Speech seconds of the segments sent to transcription, by start in ms, oldest first. */
   private readonly speech = new Map<number, number>();
 
