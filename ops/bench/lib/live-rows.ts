@@ -60,8 +60,10 @@ export class LiveRows {
   }
 
   private receive(subject: string, payload: string, at: number): void {
-    // emo.rows.<session>.<kind>
-    const [, , session = '', kind = ''] = subject.split('.');
+    // emo.rows.<session>.<tenant>.<kind> (bus/subjects.ts): the kind is the last token.
+    const tokens = subject.split('.');
+    const session = tokens[2] ?? '';
+    const kind = tokens.at(-1) ?? '';
     const createdAt = this.createdAt.get(session);
     if (createdAt === undefined || !isLatencyKind(kind)) return;
     let rows: Record<string, number>[];
