@@ -32,30 +32,20 @@ export async function deleteSession(
   observe?: RequestObserver,
 ): Promise<void> {
   const found = await records.owned(caller, id, true).catch(unlessNotFound);
-  if (!found) return deleteArchived(nc, records, caller, id, deadline, observe);
+  if (!found) {
+    // A session whose record has aged out of the bucket: storage finds it in the index, checks
+    // it is the caller's and queues its purge (404 when it is not there, or already queued).
+    // The deletion's marker on its key then tells every storage service, whose lists leave it
+    // out at once; should it not be written, the queued purge already answers reads 404.
+    await purge(nc, caller, id, deadline, observe);
+    await records.remove(id, 0);
+    return;
+  }
   if (found.record.state === 'active') throw badRequest('session_active', 'the session is active; stop it before deleting it');
   const taken = await take(records, id, 0, deadline);
   if (taken === 'gone') throw notFound();
   if (taken === 'busy') throw beingDeleted();
   await purgeAndRemove(nc, records, taken, deadline, observe);
-}
-
-/**
- * A session whose record has aged out of the bucket: storage finds it in the index, checks it
- * is the caller's and queues its purge (404 when it is not there, or already queued). The
- * deletion's marker on its key then tells every storage service, whose lists leave it out at
- * once; should it not be written, the queued purge alone already answers reads 404.
- */
-async function deleteArchived(
-  nc: NatsConnection,
-  records: SessionRecords,
-  caller: Caller,
-  id: string,
-  deadline: number,
-  observe?: RequestObserver,
-): Promise<void> {
-  await purge(nc, caller, id, deadline, observe);
-  await records.remove(id, 0);
 }
 
 /** Finishes a deletion whose request gave up or whose host died. */
