@@ -68,7 +68,7 @@ export class ActorHost {
 
   private async run(): Promise<void> {
     this.subscriptions.push(
-      ...serveSessions(this.parts.nc, this.parts.records, this.parts.log, this.parts.metrics.bus),
+      ...serveSessions(this.parts.nc, this.parts.records, this.parts.config.sessionRecordMaxAgeSeconds * 1000, this.parts.log, this.parts.metrics.bus),
       ...serveEvents(this.parts.nc, this.parts.records, this.parts.rows, this.parts.config.sessionMaxSources, this.parts.log, this.parts.metrics.bus),
     );
     this.parts.metrics.watch(

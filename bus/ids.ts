@@ -12,6 +12,14 @@ export function newSessionId(now: number = Date.now()): string {
 /** When the session was created, to the second, as its id says (ms since the epoch). */
 export const sessionCreatedAt = (id: string) => parseInt(id.slice(0, 8), 16) * 1000;
 
+/**
+ * Whether the session's record may have aged out of the bucket, which keeps a record
+ * `recordMaxAgeMs` after its last write, so after the session's creation at the soonest: a
+ * younger id missing from the bucket was never there, or was deleted.
+ */
+export const mayBeArchived = (id: string, recordMaxAgeMs: number, now = Date.now()) =>
+  SESSION_ID.test(id) && now - sessionCreatedAt(id) >= recordMaxAgeMs;
+
 const DAY_SECONDS = 86_400;
 const days = new Map<number, string>();
 

@@ -7,6 +7,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Caller, Session } from '../../bus/contracts/session.ts';
 import { archived, badRequest, beingDeleted, notFound, unlessNotFound } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
+import { mayBeArchived } from '../../bus/ids.ts';
 import { queues } from '../../bus/subjects.ts';
 import { call, serve, type RequestObserver } from '../../bus/rpc.ts';
 import { presentSession, publicRecord } from '../../bus/session-view.ts';
@@ -14,13 +15,19 @@ import { deleteSession } from '../session/deletion.ts';
 import { finish } from '../session/lifecycle.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 
-export function serveSessions(nc: NatsConnection, records: SessionRecords, log: Logger, observe?: RequestObserver) {
+/** `recordMaxAgeMs`: how long the bucket keeps a record not written (SESSION_RECORD_MAX_AGE_SECONDS). */
+export function serveSessions(nc: NatsConnection, records: SessionRecords, recordMaxAgeMs: number, log: Logger, observe?: RequestObserver) {
   const options = { queue: queues.api, log, observe };
   /** The caller's session from its record; `undefined` when there is none in the bucket. */
   const recorded = (caller: Caller, session: string) => records.owned(caller, session).catch(unlessNotFound);
-  /** The caller's session whose record has aged out, as storage's index has it; 404 when there is none. */
-  const fromArchive = (caller: Caller, session: string, deadline: number) =>
-    call(nc, 'sessions.archived', { caller, session }, deadline - Date.now() - REPLY_MARGIN_MS, observe);
+  /**
+   * The caller's session whose record has aged out, as storage's index has it; 404 when there is
+   * none, at once for an id too young to have aged out (most ids missing from the bucket).
+   */
+  const fromArchive = async (caller: Caller, session: string, deadline: number) => {
+    if (!mayBeArchived(session, recordMaxAgeMs)) throw notFound();
+    return call(nc, 'sessions.archived', { caller, session }, deadline - Date.now() - REPLY_MARGIN_MS, observe);
+  };
   return [
     serve(nc, 'sessions.get', async ({ caller, session }, { deadline }): Promise<Session> => {
       const found = await recorded(caller, session);

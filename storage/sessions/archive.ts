@@ -8,7 +8,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Caller } from '../../bus/contracts/session.ts';
 import { notFound, unlessNotFound } from '../../bus/errors.ts';
-import { SESSION_ID, sessionCreatedAt } from '../../bus/ids.ts';
+import { mayBeArchived, sessionCreatedAt } from '../../bus/ids.ts';
 import type { SessionRecords } from '../../bus/session-records.ts';
 import { publicRecord, type PublicRecord } from '../../bus/session-view.ts';
 import type { PurgeQueue } from '../purge/purge-queue.ts';
@@ -31,9 +31,7 @@ export class SessionArchive {
 
   /** The caller's session whose record has aged out, and its index row's revision; 404 when there is none. */
   async archived(caller: Caller, id: string): Promise<{ record: PublicRecord; revision: number }> {
-    // A record leaves the bucket its age after its last write at the soonest, so after the
-    // session's creation, which the id tells: a younger id is looked up nowhere else.
-    if (!SESSION_ID.test(id) || Date.now() - sessionCreatedAt(id) < this.recordMaxAgeMs || this.records.deletedLately(id)) throw notFound();
+    if (!mayBeArchived(id, this.recordMaxAgeMs) || this.records.deletedLately(id)) throw notFound();
     const row = (await latestRows(this.clickhouse, caller.user, [{ id, createdAt: sessionCreatedAt(id) }])).get(id);
     if (!row || (await this.purges.holds(id))) throw notFound();
     return row;
