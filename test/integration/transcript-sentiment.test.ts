@@ -107,7 +107,9 @@ test('live: each transcribed utterance carries its words, speech time and speaki
   const client = await WsClient.connect(`${services.baseUrl.replace('http', 'ws')}/ws/v1`, services.users.alice.token);
   try {
     const subscription = await client.subscribe('session_transcription', `${speech!.id}:1s`);
-    const [, , , payload] = await client.nextEvent(([sub]) => sub === subscription, 60_000);
+    // A starved host (the cluster stage) may start the media and transcribe late: the first
+    // segment is waited for as long as the next test waits for a whole loop.
+    const [, , , payload] = await client.nextEvent(([sub]) => sub === subscription, 100_000);
     for (const segment of payload.segments) {
       const report = JSON.stringify(segment);
       assert.is(segment.words, countWords(segment.text), report);

@@ -83,16 +83,19 @@ test('a looped 200 Hz / 400 Hz tone stream: pitch within 3% per phase, level as 
   await runFor(services, tone.id, RUN_SECONDS);
   const finished = await stopSession(services, tone.id);
   const end = Math.ceil(finished.duration);
-  const expectedIntervals = Math.floor((end - 1) / 5) - 1;
   const { timeline } = await settled<{ timeline: AudioEntry[] }>(
     services,
     `/v1/sessions/${tone.id}/audio/features?granularity=5`,
-    (body) => body.timeline.length >= expectedIntervals,
+    (body) => (body.timeline.at(-1)?.end ?? 0) > end - 5,
   );
 
-  // Audio arrives within seconds of the start, and from then on every interval is there.
+  // Audio arrives with the video, and from then on every interval is there. (A session's
+  // seconds count from its creation: on a starved machine its media may start seconds later.)
   const first = timeline[0]?.start ?? Infinity;
-  assert.ok(first <= 5, `first interval: ${JSON.stringify(timeline)}`);
+  const video = (await services.api<{ timeline: { start: number }[] }>('GET', `/v1/sessions/${tone.id}/emotions/timeline?granularity=5`)).body.timeline;
+  const videoFirst = video[0]?.start ?? Infinity;
+  if (videoFirst > 5) console.log(`  media arrived ${videoFirst}-${videoFirst + 5} s after the session was created`);
+  assert.ok(first <= videoFirst + 5, `first interval, the video's at ${videoFirst}: ${JSON.stringify(timeline)}`);
   for (const [n, entry] of timeline.entries()) {
     assert.is(entry.start, first + n * 5, `interval ${n}: ${JSON.stringify(timeline)}`);
     assert.is(entry.end, Math.min(entry.start + 5, end));
