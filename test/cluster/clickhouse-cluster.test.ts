@@ -202,7 +202,9 @@ step('a column added by a migration reaches the local and the Distributed table 
 step('a service that knows the nodes of one shard only adds a column ON CLUSTER, which reaches every node too', async () => {
   const firstShard = cluster.nodes.filter((each) => each.name.startsWith('clickhouse-1-')).map((each) => each.url);
   assert.equal(await addColumn('probe_on_cluster', { ...server, url: firstShard.join(',') }), [2, 2, 2, 2]);
-  assert.equal(alters(await ddlQueue()).length, 1, String(alters(await ddlQueue())));
+  // Once, or again behind the first if a node was slow to run it (a DDL worker that stopped):
+  // the statement that timed out is sent again (migrations.ts), and the column exists by then.
+  assert.ok(alters(await ddlQueue()).length >= 1, String(alters(await ddlQueue())));
 });
 
 step('a node whose DDL worker stops is restarted, and ON CLUSTER DDL reaches it again', async () => {
@@ -212,10 +214,12 @@ step('a node whose DDL worker stops is restarted, and ON CLUSTER DDL reaches it 
   appendFileSync(join(dir, 'clickhouse', victim.name, 'server.err.log'),
     '2026.01.01 00:00:00.000000 [ 19 ] {} <Error> DDLWorker: Unexpected ZooKeeper error: Code: 999, Node exists. Terminating.\n');
   await waitUntil(`${victim.name} started again`, async () => ![undefined, before].includes(victim.pid()), 60_000);
-  const firstShard = cluster.nodes.filter((each) => each.name.startsWith('clickhouse-1-')).map((each) => each.url);
-  assert.equal(await addColumn('probe_after_restart', { ...server, url: firstShard.join(',') }), [2, 2, 2, 2]);
+  // A node just started holds its replicas read-only until its ZooKeeper session is up, and
+  // refuses a replicated ALTER until then ("Cannot enqueue replicated DDL query").
   const readOnly = () => onEachNode((on) => count(on, 'SELECT count() AS n FROM system.replicas WHERE is_readonly'));
   await waitUntil('every replica writable', async () => (await readOnly()).every((n) => n === 0), 60_000);
+  const firstShard = cluster.nodes.filter((each) => each.name.startsWith('clickhouse-1-')).map((each) => each.url);
+  assert.equal(await addColumn('probe_after_restart', { ...server, url: firstShard.join(',') }), [2, 2, 2, 2]);
 });
 
 step('rows the storage writer stores are read back, each once, from every node', async () => {
