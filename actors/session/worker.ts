@@ -39,6 +39,7 @@ export interface WorkerOptions {
   streamUri: string;
   rows: RowPublisher;
   resources: WorkerResources;
+  /** The session's logger: every line already names the session. */
   log: Logger;
   reports: WorkerReports;
   /** What the session costs; while the host holds it over budget, its face effort comes down first. */
@@ -100,11 +101,11 @@ export class StreamWorker implements Child {
       onRow: (row) => rows.publish(session, 'speech', [this.speakingRates.transcribed(row)], Math.round(row.start * 1000)),
       onDropped: (total) => {
         options.resources.metrics?.speechSegmentDropped(session);
-        log.warn({ session, dropped: total }, 'speech segments dropped: transcription behind');
+        log.warn({ dropped: total }, 'speech segments dropped: transcription behind');
       },
       onWaited: (seconds) => options.resources.metrics?.speechWaited(session, seconds),
       onCpu: (seconds) => options.reports.cpu?.('speech', seconds),
-      onError: (error) => log.error({ session, err: error }, 'a speech segment could not be transcribed'),
+      onError: (error) => log.error({ err: error }, 'a speech segment could not be transcribed'),
     });
     this.done = this.run().finally(() => this.transcripts.close());
   }
@@ -147,7 +148,7 @@ export class StreamWorker implements Child {
         return;
       }
       const backoff = backoffMs(retriesWithoutMedia, RECONNECT_BACKOFF);
-      log.info({ session: this.options.session, reason: outcome.reason, backoffMs: backoff }, 'stream lost; reconnecting');
+      log.info({ reason: outcome.reason, backoffMs: backoff }, 'stream lost; reconnecting');
       const wait = Math.min(backoff, Math.max(0, limitMs - (Date.now() - lastMediaAt)));
       await sleep(wait, undefined, { signal: this.stopped.signal }).catch(() => {});
       retriesWithoutMedia++;
@@ -228,7 +229,7 @@ export class StreamWorker implements Child {
         },
         onShed: (seconds) => {
           metrics?.audioShed(session, seconds);
-          log.warn({ session, seconds }, 'voice analysis behind: oldest audio skipped');
+          log.warn({ seconds }, 'voice analysis behind: oldest audio skipped');
         },
         onFailed: fail,
         onCpu: (seconds) => reports.cpu?.('voice', seconds),
