@@ -286,25 +286,23 @@ test.after(async () => {
 });
 
 /**
- * A list as a client makes it: the one 503 a list answers a well-behaved client, while the index
- * has not yet stored the user's last changes (moments on a loaded cluster), is retried.
+ * A list as a client makes it: a 503 (the index has not yet stored the user's last changes, or
+ * the read did not finish in its 4 s, moments on a loaded cluster just after its faults) is
+ * retried, as the answer asks; each is printed with its reason.
  */
 async function listThrough(base: string, path: string): Promise<{ status: number; body: any }> {
   for (let retries = 0; ; retries++) {
     const reply = await api(base, 'GET', path);
-    const catchingUp = reply.status === 503 && /session index is catching up/.test(reply.body?.message);
-    if (!catchingUp || retries === 20) {
-      if (retries > 0) console.log(`  ${path} through ${base}: ${retries} answer(s) 503 while the index caught up`);
-      return reply;
-    }
+    if (reply.status !== 503 || retries === 20) return reply;
+    console.log(`  ${path} through ${base}: 503, ${reply.body?.message}`);
     await sleep(1000);
   }
 }
 
 test('the session list answers the same through either gateway', async () => {
   const [first, second] = await Promise.all(cluster.gateways.map((gateway) => listThrough(gateway.baseUrl, '/v1/sessions?state=active')));
-  assert.is(first!.status, 200);
-  assert.is(second!.status, 200);
+  assert.is(first!.status, 200, JSON.stringify(first!.body));
+  assert.is(second!.status, 200, JSON.stringify(second!.body));
   assert.equal(first!.body.data.map((s: any) => s._id).sort(), sessions.map((s) => s.id).sort());
   assert.equal(second!.body.data.map((s: any) => s._id).sort(), first!.body.data.map((s: any) => s._id).sort());
 });

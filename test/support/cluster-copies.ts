@@ -2,9 +2,12 @@
 // node's local table, without FINAL, grouped by the row's second. A second copy is allowed only
 // where the design makes one and says so: a second the actor host published twice (heard twice
 // on the bus), or one a storage service logged as inserted from a redelivered message
-// (storage/writer/writer.ts, emo_rows_redelivered_total), or one whose insert ClickHouse answered
-// "unknown status" with the first copy in a part ZooKeeper does not know (emo_rows_unknown_status_total,
-// which ClickHouse removes within five minutes). Anywhere else, a second stored twice fails.
+// (storage/writer/writer.ts, emo_rows_redelivered_total). A copy in a part ZooKeeper does not
+// know is not the table's: an insert whose commit was cut off (ClickHouse answered "unknown
+// status", emo_rows_unknown_status_total, or the writer lost the node mid-insert to a kill or
+// a partition) left it on one replica, the writer's retry stored the rows again, and ClickHouse
+// removes such a part within five minutes or when the server starts. Anywhere else, a second
+// stored twice fails.
 import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
@@ -62,14 +65,14 @@ export interface StoredOnceCheck {
 /**
  * Asserts that on every replica of its shard each second of the session's audio rows is stored
  * exactly once but where the design allows a copy (a second published twice, or inserted from a
- * redelivery: then at most twice), and that no other shard holds any.
+ * redelivery: then at most twice; a copy in a part ZooKeeper does not know is not counted), and
+ * that no other shard holds any.
  */
 export async function assertAudioStoredOnce(check: StoredOnceCheck): Promise<void> {
   const { database, session } = check;
   const replicas = check.nodes.filter((node) => node.shard === check.shard);
   const publishedTwice = [...check.heard].filter(([, times]) => times > 1).map(([second]) => second);
   const allowed = new Set([...publishedTwice, ...(loggedSeconds(check.storage.map((service) => service.logFile), 'audio_seconds', 'redeliveredRows').get(session) ?? [])]);
-  const unknownStatus = loggedSeconds(check.storage.map((service) => service.logFile), 'audio_seconds', 'unknownStatusRows').get(session) ?? new Set<number>();
   const keys = (on: ClickHouseClient) => queryRows<{ n: number }>(on, sql`SELECT uniqExact(second) AS n FROM audio_seconds_local WHERE session = ${session}`);
   // A replica may still be fetching the newest parts from its partner, or waiting out the
   // backoff of a fetch that failed while it was cut off. A session's last row may land after
@@ -88,13 +91,12 @@ export async function assertAudioStoredOnce(check: StoredOnceCheck): Promise<voi
       FROM audio_seconds_local WHERE session = ${session} GROUP BY second HAVING length(parts) > 1 ORDER BY second`));
     const orphans = new Set(await partsUnknownToZooKeeper(node, database, 'audio_seconds_local'));
     const doubled = copies.map((row) => ({ second: Number(row.second), copies: row.parts.length, orphans: row.parts.filter((part) => orphans.has(part)).length }));
-    // An insert of unknown status whose registration never reached ZooKeeper: its block stays
-    // in a part ZooKeeper does not know, beside the retry's, until ClickHouse removes it. Such
-    // a copy is not counted; the copies ZooKeeper knows are, a redelivery's among them.
-    const kept = (row: (typeof doubled)[number]) => row.copies - (unknownStatus.has(row.second) ? row.orphans : 0);
+    // The copies ZooKeeper knows are counted, a redelivery's among them; one in a part it does
+    // not know is left by a commit cut off, beside the retry's, until ClickHouse removes it.
+    const kept = (row: (typeof doubled)[number]) => row.copies - row.orphans;
     console.log(`  ${node.name}, without FINAL: ${check.seconds.length} seconds; stored more than once: [${doubled.map((row) => `${row.second} x${row.copies}${row.orphans ? ` (${row.orphans} in a part ZooKeeper does not know)` : ''}`).join(', ')}]; a copy allowed at [${[...allowed].sort((a, b) => a - b).join(', ')}]`);
     assert.equal(doubled.filter((row) => kept(row) > (allowed.has(row.second) ? 2 : 1)), [],
-      `on ${node.name}, no second stored twice but one published twice, inserted from a redelivery, or left by an insert of unknown status in a part ZooKeeper does not know; none more than twice`);
+      `on ${node.name}, no second stored twice (beside a part ZooKeeper does not know) but one published twice or inserted from a redelivery; none more than twice`);
   }
   for (const node of check.nodes.filter((node) => node.shard !== check.shard)) {
     const [row] = await onNode(node, database, (on) => queryRows<{ n: number }>(on, sql`SELECT count() AS n FROM audio_seconds_local WHERE session = ${session}`));
