@@ -52,7 +52,7 @@ await withLiveSpeechStack('speech-crowd-live', async (stack) => {
       name,
       fixed(loop.errors / loop.words, 3),
       `${loop.segments} / ${corpus.sentences.length}`,
-      fixed(percentile(segments.map((segment) => segment.snrDb ?? NaN), 50), 1),
+      fixed(percentile(segments.flatMap((segment) => segment.snrDb ?? []), 50), 1),
       latencies.length ? `${fixed(percentile(latencies, 50), 1)} / ${fixed(Math.max(...latencies), 1)}` : '-',
       loop.text.length > 80 ? `${loop.text.slice(0, 77)}...` : loop.text,
     ]);

@@ -93,7 +93,8 @@ test('a looped 200 Hz / 400 Hz tone stream: pitch within 3% per phase, level as 
   // seconds count from its creation: on a starved machine its media may start seconds later.)
   const first = timeline[0]?.start ?? Infinity;
   const video = (await services.api<{ timeline: { start: number }[] }>('GET', `/v1/sessions/${tone.id}/emotions/timeline?granularity=5`)).body.timeline;
-  const videoFirst = video[0]?.start ?? Infinity;
+  assert.ok(video.length > 0, 'the video timeline, which the audio is judged against');
+  const videoFirst = video[0]!.start;
   if (videoFirst > 5) console.log(`  media arrived ${videoFirst}-${videoFirst + 5} s after the session was created`);
   assert.ok(first <= videoFirst + 5, `first interval, the video's at ${videoFirst}: ${JSON.stringify(timeline)}`);
   for (const [n, entry] of timeline.entries()) {
