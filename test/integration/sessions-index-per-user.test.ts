@@ -165,6 +165,22 @@ async function holdOne(renaming: ReturnType<typeof flood>, ids: string[]): Promi
   }
 }
 
+/**
+ * A request as a client makes it: a 503 is retried as the answer asks, twice at most, each
+ * printed with its reason. A list that waits for the consumer to be idle, or for every user's
+ * changes, answers 503 every time while alice's change is held: retries do not hide it. One
+ * that waits for bob's changes alone may still meet its deadline once on a loaded machine,
+ * where an insert into the index takes seconds.
+ */
+async function asClient(what: string, request: () => Promise<{ status: number; body: any }>) {
+  for (let retries = 0; ; retries++) {
+    const reply = await request();
+    if (reply.status !== 503 || retries === 2) return reply;
+    console.log(`  bob's ${what}: 503, ${reply.body?.message}; retried`);
+    await sleep(1000);
+  }
+}
+
 async function indexRows(id: string): Promise<number> {
   const [row] = await queryRows<{ n: number }>(clickhouse, sql`SELECT count() AS n FROM sessions WHERE id = ${id}`);
   return Number(row?.n ?? 0);
@@ -188,20 +204,20 @@ test('bob\'s first list, deep page and DELETE answer, with his changes, while al
   const deleted = bobs[25]!;
   try {
     // Newest first: bob's newest session heads his first list, his 23rd newest is on the page at 20.
-    const list = (query: string) => services.api('GET', `/v1/sessions${query}`, { token: bob.token });
+    const list = (query: string) => asClient(`GET ${query}`, () => services.api('GET', `/v1/sessions${query}`, { token: bob.token }));
     const rename = (record: SessionRecord, name: string) => services.api('PATCH', `/v1/sessions/${record.id}`, { body: { name }, token: bob.token });
     // Each answer is asked before any is checked, so that a failure shows all of them.
     const renamed = [(await rename(bobs[0]!, 'bob newest renamed')).status];
     const first = await list('?limit=10');
     renamed.push((await rename(bobs[22]!, 'bob deep renamed')).status);
     const deep = await list('?offset=20&limit=5');
-    const deletion = await services.api('DELETE', `/v1/sessions/${deleted.id}`, { token: bob.token });
+    const deletion = await asClient('DELETE', () => services.api('DELETE', `/v1/sessions/${deleted.id}`, { token: bob.token }));
     const after = await list('?offset=20&limit=10');
     assert.equal(renamed, [200, 200]);
     assert.equal(
       [first.status, deep.status, deletion.status, after.status],
       [200, 200, 204, 200],
-      `first list, deep page, DELETE, list after it: ${JSON.stringify([first.body, deep.body, deletion.body, after.body]).slice(0, 600)}`,
+      `first list, deep page, DELETE, list after it: ${JSON.stringify([first, deep, deletion, after].map(({ status, body }) => (status === 503 ? body : status)))}`,
     );
     assert.is(first.body.data[0].name, 'bob newest renamed', 'the first list shows bob\'s change');
     assert.equal(deep.body.data.map((s: { name: string }) => s.name), ['bob 20', 'bob 21', 'bob deep renamed', 'bob 23', 'bob 24']);
