@@ -9,6 +9,7 @@ import { busRequestMetrics } from '../bus/request-metrics.ts';
 import type { RequestObserver } from '../bus/rpc.ts';
 import { runningTotal } from '../bus/running-total.ts';
 import { consumers, streams } from '../bus/subjects.ts';
+import { OWN_CHANGES_AFTER_MS } from './sessions/own-changes.ts';
 import type { StorageWriter } from './writer/writer.ts';
 
 /**
@@ -25,6 +26,8 @@ export function writerLagSeconds(state: { messages: number; first_ts: string }, 
 export interface SessionListMetrics {
   pages: Counter<'source'>;
   behind: Gauge;
+  /** Told the index rows a list stored for its own user's changes (own-changes.ts). */
+  ownRows: (rows: number) => void;
 }
 
 export class StorageMetrics {
@@ -42,6 +45,11 @@ export class StorageMetrics {
       registers,
     });
     this.purgeMutations = (count) => mutations.inc(count);
+    const ownRows = new Counter({
+      name: 'emo_session_index_rows_by_lists_total',
+      help: `Session index rows a list stored for its own user's changes, the index consumer not having stored them within ${OWN_CHANGES_AFTER_MS} ms: above 0 while the consumer is behind`,
+      registers,
+    });
     this.sessionLists = {
       pages: new Counter({
         name: 'emo_session_list_pages_total',
@@ -54,6 +62,7 @@ export class StorageMetrics {
         help: 'Changes of the sessions bucket the in-memory session lists had yet to see at the last list; above 0, ClickHouse answers',
         registers,
       }),
+      ownRows: (rows) => ownRows.inc(rows),
     };
   }
 

@@ -31,6 +31,8 @@ import { PurgeLease } from './purge/purge-lease.ts';
 import type { PurgedSession } from './purge/purge.ts';
 import { PurgeQueue } from './purge/purge-queue.ts';
 import { PurgeRounds } from './purge/purge-rounds.ts';
+import { IndexInserts } from './sessions/index-inserts.ts';
+import { OwnChanges } from './sessions/own-changes.ts';
 import { SessionIndexFollower } from './sessions/session-index-follower.ts';
 import { UnindexedChanges } from './sessions/unindexed-changes.ts';
 import { StorageWriter, type WriterOptions } from './writer/writer.ts';
@@ -108,8 +110,6 @@ export class StorageService {
     const newest = new NewestSessions(options.sessionListMemoryPerUser, options.sessionListMemoryTotal);
     const unindexed = new UnindexedChanges();
     await records.watch(undefined, bothFollow(newest, unindexed));
-    const progress = new IndexProgress(jsm, pools.reads, unindexed, log.child({ component: 'index-progress' }));
-    progress.start();
     const shards = options.clickhouse.cluster ? new Shards(pools.reads, options.clickhouse.cluster) : undefined;
     const writer = options.writer && new StorageWriter(js, pools.writer, log.child({ component: 'writer' }), {
       ...options.writer,
@@ -119,12 +119,18 @@ export class StorageService {
     });
     await writer?.start();
     if (writer) options.metrics?.watchWriter(writer, jsm, log);
-    // The session index is kept by the services that write.
+    // The session index is kept by the services that write: their follower of the consumer, and
+    // their lists, which store their user's changes when the consumer is slow to.
     const deleting = (session: string) => records.deletedLately(session) || records.peek(session)?.record.deletingSince !== undefined;
     const purgeAgain = async (sessions: PurgedSession[]) => {
       for (const session of sessions) await purgeQueue.again(session);
     };
-    const index = writer && await SessionIndexFollower.start(js, jsm, pools.index, deleting, purgeAgain, log.child({ component: 'session-index' }));
+    const indexLog = log.child({ component: 'session-index' });
+    const inserts = writer && new IndexInserts(pools.index, deleting, purgeAgain, indexLog);
+    const own = inserts && new OwnChanges(records, inserts, indexLog, options.metrics?.sessionLists.ownRows);
+    const progress = new IndexProgress(jsm, pools.reads, unindexed, log.child({ component: 'index-progress' }), own || undefined);
+    progress.start();
+    const index = inserts && await SessionIndexFollower.start(js, jsm, inserts, indexLog);
     const schema = new Schema(options.database, cluster?.name);
     // Purge rounds are run by the services that write, like the index.
     const purges = writer && new PurgeRounds(purgeQueue, () => progress.acknowledgedThrough(), new PurgeLease(purgeQueue.kv, options.id), pools.index, schema, cluster, {

@@ -12,6 +12,10 @@
 // follower writes one whenever what a list shows differs from its last row:
 // storage/sessions/listed-changes.ts). A check asks ClickHouse about the user's held sessions alone.
 //
+// A list whose user's changes the consumer has not stored within OWN_CHANGES_AFTER_MS stores
+// them itself (storage/sessions/own-changes.ts), on the services that keep the index: what the
+// consumer is busy with, other users' changes, does not make it wait longer.
+//
 // Held changes also leave once the consumer has acknowledged everything up to them (its
 // acknowledgement floor, or all it delivered when it is idle), checked every second here, so
 // that the users who never list hold nothing for long.
@@ -22,6 +26,7 @@ import type { Logger } from '../../bus/log.ts';
 import { buckets, consumers } from '../../bus/subjects.ts';
 import { AskedAfter } from './asked-after.ts';
 import { changesListing, listed } from './listed-changes.ts';
+import { OWN_CHANGES_AFTER_MS, type OwnChanges } from './own-changes.ts';
 import { latestRows, sessionSpan } from './sessions-index.ts';
 import type { UnindexedChange, UnindexedChanges } from './unindexed-changes.ts';
 
@@ -41,6 +46,8 @@ export class IndexProgress {
     private readonly clickhouse: ClickHouseClient,
     private readonly changes: UnindexedChanges,
     private readonly log: Logger,
+    /** On a service that keeps the index: how a list stores its user's changes itself. */
+    private readonly own?: OwnChanges,
   ) {
     this.head = new AskedAfter(async () => (await jsm.streams.info(SESSIONS_STREAM)).state.last_seq);
     this.acknowledged = new AskedAfter(async () => {
@@ -74,12 +81,15 @@ export class IndexProgress {
    */
   async userCaughtUp(user: string, revision: number, until: number): Promise<boolean> {
     if (!(await this.watched(revision, until))) return false;
+    const ownAfter = Date.now() + OWN_CHANGES_AFTER_MS;
     let waiting = this.changes.of(user);
     for (;;) {
       // A change left meanwhile: found by another list, acknowledged, or its session deleted.
       waiting = waiting.filter((change) => this.changes.holds(change.id));
       if (waiting.length) waiting = await this.notShown(user, waiting);
       if (!waiting.length) return true;
+      // Not awaited: the consumer may still come first, which the next look shows.
+      if (Date.now() >= ownAfter) void this.own?.store(user, waiting);
       if (Date.now() + POLL_MS > until) return false;
       await sleep(POLL_MS);
     }

@@ -9,14 +9,9 @@
 // A change replaced in the bucket leaves the stream, and JetStream may count one leaving while
 // unacknowledged as acknowledged: the floor passes it while its batch is still inserting
 // (ClickHouse slow, or away and retried). When the replacement marks the session for deletion,
-// its purge round may then run before that insert lands, and the row would bring the deleted
-// session back to the list (test/integration/sessions-delete-late-index.test.ts). So each
-// attempt leaves out the rows of sessions this service's watch knows are being deleted or
-// gone, and a session it learns was deleted while its rows were being inserted is queued for
-// purging again once its deletion has queued it (storage/purge/purge-queue.ts): its next round
-// removes them. Left: a watch that hears of a deletion only
-// after the deletion's request, its purge round and the insert are all done.
-import type { ClickHouseClient } from '@clickhouse/client';
+// its purge round may then run before that insert lands: what guards against it is in
+// index-inserts.ts. Left: a watch that hears of a deletion only after the deletion's request,
+// its purge round and the insert are all done.
 import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,8 +20,8 @@ import type { Logger } from '../../bus/log.ts';
 import { consumers } from '../../bus/subjects.ts';
 import { SESSIONS_STREAM } from './index-progress.ts';
 import { ListedChanges } from './listed-changes.ts';
-import type { PurgedSession } from '../purge/purge.ts';
-import { indexRow, indexSessions, type SessionIndexRow } from './sessions-index.ts';
+import type { IndexInserts } from './index-inserts.ts';
+import { indexRow, type SessionIndexRow } from './sessions-index.ts';
 
 const BATCH = 1000;
 
@@ -40,11 +35,7 @@ export class SessionIndexFollower {
 
   private constructor(
     consumer: Consumer,
-    private readonly clickhouse: ClickHouseClient,
-    /** Whether the session is being deleted or gone, as this service's watch has it. */
-    private readonly deleting: (session: string) => boolean,
-    /** Queues the sessions' purge again: rows of them may have landed after it. */
-    private readonly purgeAgain: (sessions: PurgedSession[]) => Promise<void>,
+    private readonly inserts: IndexInserts,
     private readonly log: Logger,
   ) {
     this.loops = [this.receive(consumer), this.storeArrived()];
@@ -53,13 +44,11 @@ export class SessionIndexFollower {
   static async start(
     js: JetStreamClient,
     jsm: JetStreamManager,
-    clickhouse: ClickHouseClient,
-    deleting: (session: string) => boolean,
-    purgeAgain: (sessions: PurgedSession[]) => Promise<void>,
+    inserts: IndexInserts,
     log: Logger,
   ): Promise<SessionIndexFollower> {
     await ensureConsumer(jsm);
-    return new SessionIndexFollower(await js.consumers.get(SESSIONS_STREAM, consumers.sessionIndex), clickhouse, deleting, purgeAgain, log);
+    return new SessionIndexFollower(await js.consumers.get(SESSIONS_STREAM, consumers.sessionIndex), inserts, log);
   }
 
   async stop(): Promise<void> {
@@ -96,13 +85,10 @@ export class SessionIndexFollower {
 
   /** Inserts the batch's rows, retrying while ClickHouse cannot take them, then acknowledges it. */
   private async store(batch: JsMsg[]): Promise<void> {
-    let rows = batch.flatMap((message) => this.rowOf(message));
-    for (let attempt = 0; ; attempt++) {
-      rows = rows.filter((row) => !this.deleting(row.id));
-      if (!rows.length) break;
+    const rows = batch.flatMap((message) => this.rowOf(message));
+    for (let attempt = 0; rows.length; attempt++) {
       try {
-        await indexSessions(this.clickhouse, rows);
-        await this.purgeLate(rows);
+        await this.inserts.insert(rows);
         break;
       } catch (error) {
         if (!this.running) return; // unacknowledged: another service stores it
@@ -112,15 +98,6 @@ export class SessionIndexFollower {
       }
     }
     for (const message of batch) message.ack();
-  }
-
-  /** The sessions of `rows` deleted while the rows were inserted: their purge may have run before the rows landed. */
-  private async purgeLate(rows: SessionIndexRow[]): Promise<void> {
-    const late = new Map(rows.filter((row) => this.deleting(row.id)).map((row) => [row.id, { id: row.id, createdAt: row.created_ms }]));
-    if (!late.size) return;
-    this.log.info({ sessions: [...late.keys()] }, 'sessions deleted while their index rows were inserted: purged again');
-    await this.purgeAgain([...late.values()]).catch((error: unknown) =>
-      this.log.warn({ err: error, sessions: [...late.keys()] }, 'sessions deleted while indexed not queued for purging again'));
   }
 
   private rowOf(message: JsMsg): SessionIndexRow[] {

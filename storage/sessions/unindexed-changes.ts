@@ -18,6 +18,8 @@ export interface UnindexedChange {
   revision: number;
   /** What the change lists: a row that lists the same shows the session as the change does. */
   listed: Listed;
+  /** A list of its user stored it (own-changes.ts): not again, whether or not the consumer has. */
+  storedByList?: boolean;
 }
 
 interface Waiter {

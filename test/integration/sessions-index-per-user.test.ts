@@ -4,7 +4,8 @@
 // service stuck on its insert, so the consumer is never idle: a list waiting for that (as lists
 // once did) answers 503 at its deadline. Bob's first list and a deep page answer, each with his
 // change just made, and his DELETE answers. His purge round waits until the index holds every
-// change up to his session's last (the held one too), then comes.
+// change up to his session's last (the held one too), then comes. And with the consumer gone,
+// a list stores its user's change itself: bob's deep page shows his rename all the same.
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -41,16 +42,20 @@ const PAUSE_MS = 10;
 
 let services: Services;
 let second: Service;
+let secondMetrics: string;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
 let records: SessionRecords;
 let clickhouse: ClickHouseClient;
+/** Bob's sessions, newest first. */
+const bobs: SessionRecord[] = [];
 
 test.before(async () => {
   const env = { SESSION_LIST_MEMORY_PER_USER: KEPT, PURGE_WINDOW_SECONDS: '1' };
   services = await startServices({ name: 'sessions-index-per-user', env });
   // A second storage service that writes: its follower shares the index consumer.
   const port = await freePort();
+  secondMetrics = `http://127.0.0.1:${port}`;
   second = await launchService({
     id: 'sessions-index-per-user-storage-2',
     role: 'storage',
@@ -188,7 +193,6 @@ async function indexRows(id: string): Promise<number> {
 
 test('bob\'s first list, deep page and DELETE answer, with his changes, while alice\'s renames keep the index consumer busy', async () => {
   const { alice, bob } = services.users;
-  const bobs: SessionRecord[] = [];
   for (let i = 0; i < BOBS; i++) {
     const record = finished(bob.user, `bob ${i}`, i + 1);
     await records.create(record);
@@ -237,6 +241,29 @@ test('bob\'s first list, deep page and DELETE answer, with his changes, while al
   // Its round waits for the index to hold the session's last change, then removes its rows.
   await waitUntil('bob\'s deleted session purged from the index', async () => (await indexRows(deleted.id)) === 0, 30_000);
   assert.ok((await indexRows(bobs[24]!.id)) > 0, 'the others stay');
+});
+
+/** Index rows the lists of both storage services stored for their users' own changes. */
+async function rowsStoredByLists(): Promise<number> {
+  let rows = 0;
+  for (const url of [services.metrics.storage, secondMetrics]) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    rows += Number(/^emo_session_index_rows_by_lists_total (\S+)$/m.exec(text)?.[1] ?? 0);
+  }
+  return rows;
+}
+
+test('with the index consumer gone, bob\'s deep page still shows his rename: his list stores his change itself', async () => {
+  const { bob } = services.users;
+  const before = await rowsStoredByLists();
+  // No follower stores a change from here on: only a list that stores its own can show one.
+  await jsm.consumers.delete(SESSIONS_STREAM, consumers.sessionIndex);
+  const { status } = await services.api('PATCH', `/v1/sessions/${bobs[21]!.id}`, { body: { name: 'bob renamed, no consumer' }, token: bob.token });
+  assert.is(status, 200);
+  const deep = await services.api('GET', '/v1/sessions?offset=20&limit=5', { token: bob.token });
+  assert.is(deep.status, 200, JSON.stringify(deep.body));
+  assert.ok(deep.body.data.some((s: { name: string }) => s.name === 'bob renamed, no consumer'), `the rename shows: ${JSON.stringify(deep.body.data.map((s: { name: string }) => s.name))}`);
+  assert.ok((await rowsStoredByLists()) > before, 'a list stored the row');
 });
 
 test.run();
