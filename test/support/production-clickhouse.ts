@@ -65,10 +65,12 @@ export async function startProductionNodes(dir: string, zookeeperPorts: number[]
   return Promise.all(NODES.map(async (name) => {
     const files: Record<string, string> = {};
     for (const file of readdirSync(join(PRODUCTION, 'config.d'))) files[file] = localise(readFileSync(join(PRODUCTION, 'config.d', file), 'utf8'), name);
-    files['macros.xml'] = readFileSync(join(PRODUCTION, 'macros', `${name}.xml`), 'utf8');
-    // The name its partner fetches parts by: in production the machine's own (ClickHouse's
-    // default, `hostname -f`), here loopback, where it listens.
-    files['interserver-host.xml'] = '<yandex><interserver_http_host>127.0.0.1</interserver_http_host></yandex>';
+    // The name its partner fetches its parts by: in production the node's own private name,
+    // here loopback, where it listens.
+    const macros = readFileSync(join(PRODUCTION, 'macros', `${name}.xml`), 'utf8');
+    const ownName = `<interserver_http_host>${name}.internal</interserver_http_host>`;
+    assert.ok(macros.includes(ownName), `${name}'s macros name the node itself for its partner`);
+    files['macros.xml'] = macros.replace(ownName, '<interserver_http_host>127.0.0.1</interserver_http_host>');
     assert.not.match(Object.values(files).join(''), /\.internal|>9009<|>9000</, 'every host and port replaced');
     const server = await startNode(join(dir, name), ports[name]!, files, users);
     return { name, shard: Number(name[3]), url: `http://127.0.0.1:${ports[name]!.http}`, server };
