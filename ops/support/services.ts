@@ -42,8 +42,7 @@ export interface Services {
   /** Starts one more actor host (for failover tests). */
   startHost(env?: Record<string, string>): Promise<Service>;
   api<T = any>(method: string, path: string, options?: { body?: unknown; token?: string; raw?: string; headers?: Record<string, string> }): Promise<Reply<T>>;
-  /** Polls a session until `predicate` holds. */
-  /** Polls the session as `token`'s user (alice's by default) until `predicate` holds. */
+  /** Polls the session as `token`'s user (alice's by default) until `predicate` holds, a minute by default: a stream's start on a loaded machine. */
   waitForSession(id: string, predicate: (session: any) => boolean, timeoutMs?: number, token?: string): Promise<any>;
   /** Waits until the storage writer has stored every row published so far. */
   rowsStored(timeoutMs?: number): Promise<void>;
@@ -134,7 +133,7 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     return { status: response.status, body: parsed as never, headers: response.headers };
   };
 
-  const waitForSession: Services['waitForSession'] = async (id, predicate, timeoutMs = 30_000, token = users.alice.token) => {
+  const waitForSession: Services['waitForSession'] = async (id, predicate, timeoutMs = 60_000, token = users.alice.token) => {
     let last: unknown;
     try {
       await waitUntil(`session ${id}`, async () => {

@@ -57,8 +57,9 @@ test('heartbeats add no index rows; create, rename, worker state and stop do, an
   assert.is(created.status, 201);
   const id = created.body._id;
   await services.waitForSession(id, (s) => s.meta.workerState === 'working');
-  // The record says working a moment before the index does: the index follows the bucket.
-  await waitUntil('working in the index', async () => (await indexed(id)).workerState === 'working', 10_000);
+  // The record says working a moment before the index does: the index follows the bucket, a
+  // moment that an insert into a loaded ClickHouse (on the cluster, a replicated one) stretches.
+  await waitUntil('working in the index', async () => (await indexed(id)).workerState === 'working', 60_000);
   const working = await indexedRevision(id);
   const before = await services.api('GET', `/v1/sessions/${id}`);
   // Six heartbeats.
@@ -74,7 +75,7 @@ test('heartbeats add no index rows; create, rename, worker state and stop do, an
 
   const renamed = await services.api('PATCH', `/v1/sessions/${id}`, { body: { name: 'renamed' } });
   assert.is(renamed.status, 200);
-  await waitUntil('the rename in the index', async () => (await indexedRevision(id)) > working, 10_000);
+  await waitUntil('the rename in the index', async () => (await indexedRevision(id)) > working, 60_000);
   const afterRename = await services.api('GET', '/v1/sessions?limit=100');
   assert.is(afterRename.body.data.find((s: { _id: string }) => s._id === id).name, 'renamed', 'visible when the rename returns');
   const stopped = await services.api('POST', `/v1/sessions/${id}/stop`);

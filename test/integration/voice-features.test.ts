@@ -70,7 +70,7 @@ test('a stream without audio: no audio timeline and no error, while its video is
     const reply = await services.api('GET', `/v1/sessions/${mute.id}/emotions/timeline?granularity=5`);
     timeline = reply.body;
     return reply.status === 200 && reply.body.timeline.length >= 2;
-  }, 30_000).catch((error: Error) => assert.unreachable(`${error.message}; last: ${JSON.stringify(timeline)?.slice(0, 500)}`));
+  }, 90_000).catch((error: Error) => assert.unreachable(`${error.message}; last: ${JSON.stringify(timeline)?.slice(0, 500)}`));
   const reply = await services.api('GET', `/v1/sessions/${mute.id}/audio/features?granularity=5`);
   assert.is(reply.status, 200, JSON.stringify(reply.body));
   assert.equal(reply.body, { session: mute.id, timeline: [] });
