@@ -219,6 +219,7 @@ export class ActorHost {
 
   private async watchSessions(): Promise<void> {
     await this.parts.records.watch((record) => {
+      this.parts.admission.quotas.observe(record);
       if (record.state === 'active') this.active.set(record.id, record);
       else this.active.delete(record.id);
       if (record.deletingSince !== undefined) this.deleting.set(record.id, record.deletingSince);

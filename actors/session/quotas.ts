@@ -5,6 +5,13 @@
 // the entry is next changed: no host has to remember to give a slot back, not even one that
 // died, and a stopped or deleted session's slot is free for the very next create.
 //
+// The bucket's compare-and-set is not always one: nats-server before 2.9.21 checks a write's
+// expected revision before the write is agreed among a clustered stream's replicas, not as part
+// of it, so two writes on the same revision a few ms apart can both be taken (nats-server#4320),
+// the second dropping the slot the first added (seen in cluster/kv-leader-loss: a user's ninth
+// session admitted). So the slots also count the user's sessions this host's watch knows are
+// active, each checked against the bucket, and an entry missing one gets its slot back.
+//
 // A user's creates that reach one host together (a fleet of cameras started at once) are
 // admitted together: one read and one write of the entry for all that wait, rather than one
 // round trip each, every loser of the compare-and-set reading and trying again.
@@ -15,6 +22,7 @@ import type { KV } from '@nats-io/kv';
 import { openBucket } from '../../bus/bucket.ts';
 import { notInTime, quotaExceeded } from '../../bus/errors.ts';
 import { buckets } from '../../bus/subjects.ts';
+import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { isConflict, type SessionRecords } from '../../bus/session-records.ts';
 
 interface Held {
@@ -44,6 +52,8 @@ const RELEASE_MS = 5000;
 export class UserQuotas {
   /** Per entry, the creates waiting on this host for the round that will admit them. */
   private readonly waiting = new Map<string, Waiting[]>();
+  /** Per user, the sessions active as this host's watch of the records has them. */
+  private readonly active = new Map<string, Set<string>>();
 
   private constructor(
     private readonly kv: KV,
@@ -56,6 +66,15 @@ export class UserQuotas {
     return new UserQuotas(kv, records, maxActive);
   }
 
+  /** Told each session record the host's watch delivers. */
+  observe(record: SessionRecord): void {
+    let sessions = this.active.get(record.user);
+    if (record.state === 'active' && record.deletingSince === undefined) {
+      if (!sessions) this.active.set(record.user, (sessions = new Set()));
+      sessions.add(record.id);
+    } else if (sessions?.delete(record.id) && sessions.size === 0) this.active.delete(record.user);
+  }
+
   /** Takes a slot for `session` by `deadline`, or answers 429 when the user already holds them all. */
   admit(user: string, session: string, deadline: number): Promise<void> {
     const key = keyOf(user);
@@ -66,19 +85,18 @@ export class UserQuotas {
         return;
       }
       this.waiting.set(key, [{ session, deadline, admitted, refused }]);
-      void this.admitWaiting(key);
+      void this.admitWaiting(user, key);
     });
   }
 
   /** Gives back the slot of a session whose creation failed after `admit`. */
   async release(user: string, session: string): Promise<void> {
-    const key = keyOf(user);
     const drop = (held: Held[]) => (held.some((slot) => slot.id === session) ? held.filter((slot) => slot.id !== session) : undefined);
-    await this.change(key, drop, Date.now() + RELEASE_MS);
+    await this.change(user, drop, Date.now() + RELEASE_MS);
   }
 
-  /** Rounds for `key` while creates wait: each round admits every one waiting that still fits. */
-  private async admitWaiting(key: string): Promise<void> {
+  /** Rounds for the user's entry while creates wait: each round admits every one waiting that still fits. */
+  private async admitWaiting(user: string, key: string): Promise<void> {
     for (let batch = this.waiting.get(key); batch && batch.length > 0; batch = this.waiting.get(key)) {
       this.waiting.set(key, []);
       let admitted: Waiting[] = [];
@@ -86,7 +104,7 @@ export class UserQuotas {
       try {
         // The round lasts as long as the create that waits longest.
         const deadline = Math.max(...batch.map((create) => create.deadline));
-        await this.change(key, (held) => {
+        await this.change(user, (held) => {
           const room = Math.max(0, this.maxActive - held.length);
           admitted = batch!.slice(0, room);
           refused = batch!.slice(room);
@@ -110,7 +128,8 @@ export class UserQuotas {
    * Applies `next` to the entry's sessions still active, by compare-and-set, until it holds or
    * `deadline` is near; `next` answers undefined for nothing to write.
    */
-  private async change(key: string, next: (held: Held[]) => Held[] | undefined, deadline: number): Promise<void> {
+  private async change(user: string, next: (held: Held[]) => Held[] | undefined, deadline: number): Promise<void> {
+    const key = keyOf(user);
     for (let attempt = 0; ; attempt++) {
       if (attempt > 0) {
         const pause = Math.random() * PAUSE_MS * Math.min(attempt, 5);
@@ -122,7 +141,7 @@ export class UserQuotas {
       }
       const entry = await this.kv.get(key);
       const revision = entry?.operation === 'PUT' ? entry.revision : 0;
-      const written = next(await this.stillActive(revision ? entry!.json<Held[]>() : []));
+      const written = next(await this.stillActive(user, revision ? entry!.json<Held[]>() : []));
       if (!written) return;
       try {
         if (revision) await this.kv.update(key, JSON.stringify(written), revision);
@@ -134,8 +153,12 @@ export class UserQuotas {
     }
   }
 
-  /** The slots still taken: sessions active, and creates in flight (no record yet) for RESERVATION_MS. */
-  private async stillActive(held: Held[]): Promise<Held[]> {
+  /**
+   * The slots still taken: sessions active, and creates in flight (no record yet) for
+   * RESERVATION_MS; and a slot again for each session of the user the watch knows active that
+   * the entry lacks, once the bucket confirms it is.
+   */
+  private async stillActive(user: string, held: Held[]): Promise<Held[]> {
     const now = Date.now();
     const checked = await Promise.all(
       held.map(async (slot) => {
@@ -143,7 +166,10 @@ export class UserQuotas {
         return ended === undefined ? now - slot.at < RESERVATION_MS : !ended;
       }),
     );
-    return held.filter((_, i) => checked[i]);
+    const listed = new Set(held.map((slot) => slot.id));
+    const missing = [...(this.active.get(user) ?? [])].filter((id) => !listed.has(id));
+    const lost = await Promise.all(missing.map(async (id) => ((await this.records.ended(id)) === false ? [{ id, at: now }] : [])));
+    return [...held.filter((_, i) => checked[i]), ...lost.flat()];
   }
 }
 
