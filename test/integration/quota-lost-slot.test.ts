@@ -11,7 +11,6 @@ import * as assert from 'uvu/assert';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { UserQuotas } from '../../actors/session/quotas.ts';
 import { readConfig } from '../../bus/config.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
@@ -21,7 +20,7 @@ import { SessionRecords } from '../../bus/session-records.ts';
 import { buckets } from '../../bus/subjects.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startNats } from '../../ops/stack/nats.ts';
-import type { Service } from '../../ops/stack/process.ts';
+import { waitUntil, type Service } from '../../ops/stack/process.ts';
 
 const config = readConfig();
 const USER = 'quota-lost-slot';
@@ -31,6 +30,8 @@ let nats: Service;
 let nc: NatsConnection;
 let records: SessionRecords;
 let quotas: UserQuotas;
+/** The sessions the watch has told the quotas of. */
+const observed = new Set<string>();
 
 test.before(async () => {
   const port = await freePort();
@@ -39,7 +40,10 @@ test.before(async () => {
   const js = jetstream(nc);
   records = await SessionRecords.open(js, createLog({ logLevel: 'silent', hostId: 'quota-lost-slot' }), 1);
   quotas = await UserQuotas.open(js, records, MAX_ACTIVE, 1);
-  await records.watch((record) => quotas.observe(record));
+  await records.watch((record) => {
+    quotas.observe(record);
+    observed.add(record.id);
+  });
 });
 
 test.after(async () => {
@@ -75,8 +79,7 @@ test('an active session whose slot the entry lost still counts, and gets its slo
   assert.equal(await entry(), [first.id, second.id].sort(), 'both slots taken');
   // What a second write on the first's revision leaves: the entry without the second's slot.
   await kv.put(key, JSON.stringify([{ id: first.id, at: Date.now() }]));
-  // The watch has told the quotas of both records by now; it delivers within milliseconds.
-  await sleep(200);
+  await waitUntil('the watch told the quotas of both sessions', async () => observed.has(first.id) && observed.has(second.id), 10_000);
 
   const third = activeRecord();
   assert.is(await refusal(quotas.admit(USER, third.id, Date.now() + 5000)), undefined, 'the third session fits');
