@@ -118,7 +118,7 @@ test('timeouts: -rw_timeout for rtmp(s), -timeout with tcp transport for rtsp, i
 
 test('ffprobe opens the stream with the same whitelists, bounds, timeouts and TLS checks as ffmpeg', () => {
   const opening = (args: string[]) =>
-    ['-protocol_whitelist', '-format_whitelist', '-codec_whitelist', '-max_pixels', '-probesize', '-analyzeduration', '-rw_timeout', '-timeout', '-rtsp_transport', '-tls_verify', '-ca_file'].map((flag) => valueAfter(args, flag));
+    ['-protocol_whitelist', '-format_whitelist', '-codec_whitelist', '-max_pixels', '-probesize', '-analyzeduration', '-fpsprobesize', '-rw_timeout', '-timeout', '-rtsp_transport', '-tls_verify', '-ca_file'].map((flag) => valueAfter(args, flag));
   const tls = { verify: true, caFile: '/ca.pem' };
   for (const uri of ['rtmp://h/live/a', 'rtmps://h/live/a', 'rtsp://h/cam']) {
     const probe = buildProbeArgs({ session: 's', uri, timeoutSeconds: 7.5, tls });
@@ -174,6 +174,8 @@ test('outputs: 16 kHz mono s16le and PPM frames at the analysis rate to the give
   assert.is(valueAfter(inputArgs(args), '-max_pixels'), String(1920 * 1080));
   assert.is(MAX_PIXELS, 1920 * 1080);
   assert.is(valueAfter(inputArgs(args), '-analyzeduration'), '3000000');
+  // The streams' frame rate is never used: estimating it would hold the probe to its end.
+  assert.is(valueAfter(inputArgs(args), '-fpsprobesize'), '0');
   assert.is(valueAfter(args, '-loglevel'), 'error');
 
   const videoOnly = buildIngestArgs({ session: 's', outputs: { video: VIDEO_OUTPUT }, uri: 'rtsp://h/cam', fps: 2, timeoutSeconds: 10 });
