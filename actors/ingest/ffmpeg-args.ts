@@ -55,10 +55,11 @@ export const MAX_PIXELS = 1920 * 1080;
 const PROBE_SECONDS = 3;
 const PROBE_BYTES = 5_000_000;
 // The streams' own frame rate is never used (frames are taken at ANALYSIS_FPS by the fps
-// filter), and estimating it held every probe to the end of PROBE_SECONDS: without it, a stream
-// with audio and video is found in about 0.5 s instead of 3.5 s, by ffprobe and again by ffmpeg,
-// so a pull (a start, a reconnect, a takeover) gives its first frame some 5 s sooner. A stream
-// with one kind of media still waits out PROBE_SECONDS for the other.
+// filter), and estimating it held every probe of an RTMP stream to the end of PROBE_SECONDS:
+// without it, one with audio and video is found in about 0.9 s instead of 3.4 s, by ffprobe and
+// again by ffmpeg, so a pull (a start, a reconnect, a takeover) has its first picture after about
+// 3 s instead of 7 (ops/bench/README-stream-probe.md). An RTMP stream with one kind of media
+// still waits out PROBE_SECONDS for the other.
 const FPS_PROBE_FRAMES = 0;
 
 export interface InputOptions {
