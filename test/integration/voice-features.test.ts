@@ -105,7 +105,8 @@ test('a looped 200 Hz / 400 Hz tone stream: pitch within 3% per phase, level as 
   // The first and last intervals hold the stream's start and end: partial seconds, the audio
   // decoder's first frame. Every interval between them is one tone, or a mix of both around a
   // switch (strictly between them); a 10 s phase fills at most two 5 s intervals, and a mixed
-  // interval sits between the two tones.
+  // interval sits between the two tones. Where the switches fall depends on when the session
+  // joined the loop: inside intervals, every other interval is mixed.
   const labels = timeline.map((entry) => toneOf(entry.frequency, TONES) ?? 'mixed');
   const report = JSON.stringify(timeline.map((entry, n) => [entry.start, entry.frequency, entry.intensity, labels[n]]));
   const inner = timeline.slice(1, -1);
@@ -124,7 +125,7 @@ test('a looped 200 Hz / 400 Hz tone stream: pitch within 3% per phase, level as 
   }
   const innerLabels = labels.slice(1, -1);
   assert.ok(innerLabels.includes(LOW_HZ) && innerLabels.includes(HIGH_HZ), `both tones heard: ${report}`);
-  assert.ok(innerLabels.filter((label) => label !== 'mixed').length >= inner.length / 2, `mostly pure tones: ${report}`);
+  assert.ok(innerLabels.filter((label) => label !== 'mixed').length >= Math.floor(inner.length / 2), `at least every other interval one tone: ${report}`);
 
   // Where each tone played, from windows at every whole-second offset: alternating phases of
   // ten seconds, give or take the second of the other tone that a window may hold and pass.
