@@ -31,7 +31,7 @@ import { makeClip } from '../support/clips.ts';
 import { cutOff } from '../support/partition.ts';
 import { assertAudioStoredOnce, assertNoMergesOnCluster, onNode } from '../support/cluster-copies.ts';
 import { NO_MERGES } from '../support/copies.ts';
-import { assertGapsShed, gapsOf } from '../support/shed-audio.ts';
+import { assertGapsShed, gapsOf, shedAudioSeconds } from '../support/shed-audio.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
 
 const config = readConfig();
@@ -296,7 +296,11 @@ test('afterwards: every second of media received has exactly one row, nothing de
     assert.equal(live.filter((second) => !seconds.includes(second)), [], 'every second heard live is stored');
     missing += missingHere;
     // The media begins and ends in the middle of a second, each with its row (node-loss.test.ts).
-    assert.ok(seconds.length + missingHere - media >= -1 && seconds.length + missingHere - media <= 2, `${seconds.length} rows for ${media} s of media`);
+    // A host that shed audio has stored a second fewer than that with no gap (119 rows for
+    // 120.14 s of media, 2.8 s shed in fragments): allowed, as far as the hosts shed.
+    const shed = await shedAudioSeconds(cluster.hosts);
+    const surplus = seconds.length + missingHere - media;
+    assert.ok(surplus >= -1 - shed && surplus <= 2, `${seconds.length} rows for ${media} s of media, ${shed.toFixed(1)} s of audio shed`);
     await assertAudioStoredOnce({ database: DATABASE, nodes: cluster.clickhouse.nodes, shard, session: id, seconds, heard: heard.get(id)!, storage: cluster.storage });
   }
   // A second without its row only where a host shed the audio.
