@@ -18,7 +18,7 @@ import type { RowPublisher } from '../rows.ts';
 import type { Child } from '../supervisor.ts';
 import type { Transcriber } from '../speech/moonshine.ts';
 import { TranscriptionQueue } from '../speech/queue.ts';
-import { SpeakingRates } from './speaking-rates.ts';
+import { withSpeakingRate } from './speaking-rates.ts';
 import { DecoderCpu } from './decoder-cpu.ts';
 import type { CostPart, SessionCost } from '../session-cost.ts';
 import type { FaceStream, FaceThread } from '../face/threaded.ts';
@@ -88,17 +88,14 @@ export class StreamWorker implements Child {
   private ingest?: Ingest;
   private mediaSeconds = 0;
   private readonly transcripts: TranscriptionQueue;
-  private readonly speakingRates: SpeakingRates;
 
   constructor(private readonly options: WorkerOptions) {
     const { session, rows, log } = options;
-    // The queue's limit waiting, and one being transcribed.
-    this.speakingRates = new SpeakingRates(options.resources.pull.transcriptionQueueLimit + 1);
     this.transcripts = new TranscriptionQueue({
       session,
       limit: options.resources.pull.transcriptionQueueLimit,
       stt: options.resources.speechToText,
-      onRow: (row) => rows.publish(session, 'speech', [this.speakingRates.transcribed(row)], Math.round(row.start * 1000)),
+      onRow: (row, segment) => rows.publish(session, 'speech', [withSpeakingRate(row, segment.speech)], Math.round(row.start * 1000)),
       onDropped: (total) => {
         options.resources.metrics?.speechSegmentDropped(session);
         log.warn({ dropped: total }, 'speech segments dropped: transcription behind');
@@ -223,10 +220,7 @@ export class StreamWorker implements Child {
       // audio's clock starts with that first sample, as the frames' clock starts with theirs.
       voice ??= resources.voice.open(session, sinceStart(receivedAt - (chunk.length / AUDIO_BYTES_PER_SECOND) * 1000), {
         onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
-        onSegment: (segment) => {
-          this.speakingRates.heard(segment);
-          this.transcripts.push(segment);
-        },
+        onSegment: (segment) => this.transcripts.push(segment),
         onShed: (seconds) => {
           metrics?.audioShed(session, seconds);
           log.warn({ seconds }, 'voice analysis behind: oldest audio skipped');

@@ -12,7 +12,8 @@ export interface TranscriptionQueueOptions {
   /** Most segments waiting (the one being transcribed does not count). */
   limit: number;
   stt: Transcriber;
-  onRow(row: SpeechSegment): void;
+  /** A segment's transcript, with the segment it came from. */
+  onRow(row: SpeechSegment, segment: SpeechAudio): void;
   /** Total dropped so far in this session, after each drop. */
   onDropped(total: number): void;
   /** A segment's transcription starts after it waited `seconds` behind others (the host's load). */
@@ -82,7 +83,7 @@ export class TranscriptionQueue {
         text,
         ...scoreSentiment(text),
         ...(Number.isFinite(snrDb) && { snrDb }),
-      });
+      }, segment);
     }
   }
 }

@@ -22,20 +22,27 @@ async function phrases(): Promise<SpeechAudio[]> {
 
 function collect(limit: number, stt: SpeechToText) {
   const rows: SpeechSegment[] = [];
+  /** The segment each row was handed with. */
+  const sources: SpeechAudio[] = [];
   const drops: number[] = [];
-  const queue = new TranscriptionQueue({ session: SESSION, limit, stt, onRow: (row) => rows.push(row), onDropped: (total) => drops.push(total) });
-  return { queue, rows, drops };
+  const queue = new TranscriptionQueue({
+    session: SESSION, limit, stt, onRow: (row, segment) => (rows.push(row), sources.push(segment)), onDropped: (total) => drops.push(total),
+  });
+  return { queue, rows, sources, drops };
 }
 
 test('over the limit the oldest waiting segment is dropped and counted', async () => {
   const stt = await SpeechToText.load(config.modelsDir, 'tiny', signedWeights);
   const [first, second, third, fourth] = await phrases();
-  const { queue, rows, drops } = collect(1, stt);
+  const { queue, rows, sources, drops } = collect(1, stt);
   // The first starts at once; the others wait, one at a time, so the second and third are dropped.
   for (const segment of [first!, second!, third!, fourth!]) queue.push(segment);
   await queue.close();
   assert.equal(drops, [1, 2]);
   assert.equal(rows.map((row) => [row.start, row.end]), [[60.2, 62.3], [68, 71]]);
+  // Each row comes with its own segment, the one transcribed while the queue dropped others
+  // included: its speech time is that segment's (the speaking rate's divisor).
+  assert.equal(sources, [first, fourth]);
   assert.match(rows[0]!.text, /fellow.Americans/i);
   assert.match(rows[1]!.text, /what you can do for your country/i);
   for (const row of rows) assert.ok(row.session === SESSION && row.neutral > 0 && row.compound >= -1 && row.compound <= 1);

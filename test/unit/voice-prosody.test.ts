@@ -10,7 +10,7 @@ import { countWords } from '../../bus/words.ts';
 import { VoiceAnalyzer, type SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { VAD_STEP, VoiceActivityModel } from '../../actors/voice/vad.ts';
 import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
-import { SpeakingRates } from '../../actors/session/speaking-rates.ts';
+import { withSpeakingRate } from '../../actors/session/speaking-rates.ts';
 import { wordsPerInterval } from '../../storage/results/speaking-rate.ts';
 import { readConfig } from '../../bus/config.ts';
 
@@ -168,11 +168,9 @@ test('espeak-ng speech at 120 and 240 words a minute: rate per utterance, pauses
     assert.is(segments.length, 2, `${wpm}: one segment per utterance`);
 
     // Per utterance, as the live speech row has it: the words of its transcript over its speech.
-    const speakingRates = new SpeakingRates(8);
     const transcribed = segments.map((segment) => {
-      speakingRates.heard(segment);
       const row = { session: SESSION, start: Math.round(segment.start * 1000) / 1000, end: Math.round(segment.end * 1000) / 1000, text: SENTENCE, positive: 0, neutral: 1, negative: 0, compound: 0 };
-      return speakingRates.transcribed(row);
+      return withSpeakingRate(row, segment.speech);
     });
     // The speaker's rate: its words over the time its voice sounds (espeak-ng's nominal rate leaves out its own pauses).
     const voice = sounding(utterance);
@@ -202,18 +200,10 @@ test('espeak-ng speech at 120 and 240 words a minute: rate per utterance, pauses
   near(rates[1]! / rates[0]!, 2, 0.3, 'twice the words a minute reads twice the rate');
 });
 
-test('speaking rates: a row meets its segment\'s speech time past dropped and empty ones, within the queue\'s bound', () => {
-  const segment = (start: number, speech: number): SpeechAudio => ({ start, end: start + 3, speech, samples: new Float32Array(0) });
-  const row = (start: number, text: string) => ({ session: SESSION, start, end: start + 3, text, positive: 0, neutral: 1, negative: 0, compound: 0 });
-  const rates = new SpeakingRates(2);
-  for (const [start, speech] of [[1.0004, 2], [5.25, 1.5], [9.5, 2.4]] as const) rates.heard(segment(start, speech));
-  // The first was pushed out by the bound (the transcription dropped it): its row, if any, has no rate.
-  assert.equal(rates.transcribed(row(1, 'too late')), { ...row(1, 'too late'), words: 2 });
-  // 5.25 transcribed empty (no row); 9.5's row finds its own segment.
-  assert.equal(rates.transcribed(row(9.5, 'six words make up this row')), {
-    ...row(9.5, 'six words make up this row'), words: 6, speechSeconds: 2.4, speakingRate: 150,
-  });
-  assert.equal(rates.transcribed(row(5.25, 'gone')), { ...row(5.25, 'gone'), words: 1 }, 'entries before a transcribed one are forgotten');
+test('speaking rate: the words over the speech time; none without speech', () => {
+  const row = { session: SESSION, start: 9.5, end: 12.5, text: 'six words make up this row', positive: 0, neutral: 1, negative: 0, compound: 0 };
+  assert.equal(withSpeakingRate(row, 2.4), { ...row, words: 6, speechSeconds: 2.4, speakingRate: 150 });
+  assert.equal(withSpeakingRate(row, 0), { ...row, words: 6, speechSeconds: 0 });
 });
 
 test('words per interval: shared in proportion to overlap, counted once in all', () => {
