@@ -10,8 +10,7 @@ import { finishWithRetries } from '../../actors/session/lifecycle.ts';
 import { SessionRecords } from '../../bus/session-records.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
-import type { SessionRecord } from '../../bus/contracts/session.ts';
-import { newSessionId } from '../../bus/ids.ts';
+import { activeSessionRecord } from '../support/session-record.ts';
 import { createLog } from '../../bus/log.ts';
 import { startClickHouse } from '../../ops/stack/clickhouse.ts';
 import { startNats } from '../../ops/stack/nats.ts';
@@ -117,12 +116,7 @@ test('a session whose end is written while NATS is down is finished once NATS is
   try {
     const js = jetstream(nc);
     const records = await SessionRecords.open(js, quiet, 1);
-    const now = Date.now();
-    const record: SessionRecord = {
-      id: newSessionId(now), name: 'finish while down', type: 'live_analysis', state: 'active', createdAt: now,
-      user: 'nats-restart', product: 'tests', streamUri: 'rtmp://127.0.0.1:9/live/none', sensors: [], owner: 'finisher',
-      expiresAt: now + 3_600_000, healthCheckAt: now, workerState: 'working', mediaSeconds: 0,
-    };
+    const record = activeSessionRecord('nats-restart', 'finish while down', 'finisher');
     await records.create(record);
 
     await nats.stop();

@@ -14,13 +14,13 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { UserQuotas } from '../../actors/session/quotas.ts';
 import { readConfig } from '../../bus/config.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
-import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
 import { SessionRecords } from '../../bus/session-records.ts';
 import { buckets } from '../../bus/subjects.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
+import { activeSessionRecord } from '../support/session-record.ts';
 
 const config = readConfig();
 const USER = 'quota-lost-slot';
@@ -52,18 +52,9 @@ test.after(async () => {
   await nats?.stop();
 });
 
-function activeRecord(): SessionRecord {
-  const now = Date.now();
-  return {
-    id: newSessionId(now), name: 'slot', type: 'live_analysis', state: 'active', createdAt: now,
-    user: USER, product: 'tests', streamUri: 'rtmp://127.0.0.1:9/live/none', sensors: [], owner: 'host-a',
-    expiresAt: now + 3_600_000, healthCheckAt: now, workerState: 'working', mediaSeconds: 0,
-  };
-}
-
 /** A session admitted and created as a host does: its slot, then its record. */
 async function created(): Promise<SessionRecord> {
-  const record = activeRecord();
+  const record = activeSessionRecord(USER, 'slot');
   await quotas.admit(USER, record.id, Date.now() + 5000);
   await records.create(record);
   return record;
@@ -81,10 +72,10 @@ test('an active session whose slot the entry lost still counts, and gets its slo
   await kv.put(key, JSON.stringify([{ id: first.id, at: Date.now() }]));
   await waitUntil('the watch told the quotas of both sessions', async () => observed.has(first.id) && observed.has(second.id), 10_000);
 
-  const third = activeRecord();
+  const third = activeSessionRecord(USER, 'slot');
   assert.is(await refusal(quotas.admit(USER, third.id, Date.now() + 5000)), undefined, 'the third session fits');
   assert.equal(await entry(), [first.id, second.id, third.id].sort(), 'the lost slot is back beside the new one');
-  assert.is(await refusal(quotas.admit(USER, activeRecord().id, Date.now() + 5000)), 'quota_exceeded', 'a fourth does not fit');
+  assert.is(await refusal(quotas.admit(USER, activeSessionRecord(USER, 'slot').id, Date.now() + 5000)), 'quota_exceeded', 'a fourth does not fit');
 });
 
 test.run();

@@ -8,8 +8,7 @@ import * as assert from 'uvu/assert';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { readConfig } from '../../bus/config.ts';
-import type { SessionRecord } from '../../bus/contracts/session.ts';
-import { newSessionId } from '../../bus/ids.ts';
+import { activeSessionRecord } from '../support/session-record.ts';
 import { createLog } from '../../bus/log.ts';
 import { SessionRecords } from '../../bus/session-records.ts';
 import { freePort } from '../../ops/stack/ports.ts';
@@ -37,17 +36,8 @@ test.after(async () => {
   await nats?.stop();
 });
 
-function activeRecord(): SessionRecord {
-  const now = Date.now();
-  return {
-    id: newSessionId(now), name: 'deadline', type: 'live_analysis', state: 'active', createdAt: now,
-    user: 'deadline', product: 'tests', streamUri: 'rtmp://127.0.0.1:9/live/none', sensors: [], owner: 'host-a',
-    expiresAt: now + 3_600_000, healthCheckAt: now, workerState: 'working', mediaSeconds: 0,
-  };
-}
-
 test('a change that gets no answer fails after its timeout, not the client\'s; the next one lands', async () => {
-  const record = activeRecord();
+  const record = activeSessionRecord('deadline', 'deadline');
   await records.create(record);
   const beat = (at: number) => records.update(record.id, (current) => ({ ...current, healthCheckAt: at }), { timeoutMs: WRITE_TIMEOUT_MS });
 
