@@ -115,6 +115,9 @@ export function gatewaySettings(read: Environment) {
     rateLimitRequests: read.number('RATE_LIMIT_REQUESTS', 1000, 1),
     rateLimitWindowSeconds: read.number('RATE_LIMIT_WINDOW_SECONDS', 10, 1),
     authFailuresPerMinute: read.number('AUTH_FAILURES_PER_MINUTE', 60, 1),
+    // A refusal past any of these budgets is answered this late: a client that floods waiting
+    // for each answer is slowed to a few requests a second per connection (gateway/middleware/hold-refusals.ts).
+    rateLimitRefusalHoldMs: read.wholeNumber('RATE_LIMIT_REFUSAL_HOLD_MS', 250),
     // Per user and gateway process (gateway/user-budgets.ts): what one user's burst may take of
     // what all share. Ordinary use fits: the dashboard has at most 5 requests of a tab in flight;
     // a fleet of cameras starts at once; the events benchmark's target is 20,000 events/s.

@@ -7,6 +7,7 @@ import type { ClientAddresses } from './client-address.ts';
 import { apiHeaders } from './middleware/api-headers.ts';
 import { auth, type RequestLimits } from './middleware/auth.ts';
 import { errors } from './middleware/errors.ts';
+import { holdRefusals } from './middleware/hold-refusals.ts';
 import { eventsBeforeBody } from './middleware/events-before-body.ts';
 import { inFlight } from './middleware/in-flight.ts';
 import { httpMetrics } from './middleware/http-metrics.ts';
@@ -32,6 +33,8 @@ export interface AppOptions {
   budgets: UserBudgets;
   log: Logger;
   bodyLimitBytes: number;
+  /** How long a refusal past a budget is held before it is answered (middleware/hold-refusals.ts). */
+  refusalHoldMs: number;
   /** Served at GET /v1/openapi.json. */
   openApi: OpenApiDocument;
   /** Where REST requests are counted (the gateway's /metrics); none for an app built alone. */
@@ -47,6 +50,7 @@ export function createApp(options: AppOptions): Koa {
   // Outside `errors`: it reads what a refused request left unread before its answer goes.
   app.use(unreadBody(options.bodyLimitBytes));
   app.use(errors);
+  app.use(holdRefusals(options.refusalHoldMs));
   app.use(messageFraming);
   // Before auth: the document is public.
   const openApi = openApiRoute(options.openApi);

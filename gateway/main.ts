@@ -41,6 +41,7 @@ const app = createApp({
   limits: { perUser: requests, authFailuresPerAddress: authFailures },
   log: log.child({ component: 'gateway' }),
   bodyLimitBytes: config.bodyLimitBytes,
+  refusalHoldMs: config.rateLimitRefusalHoldMs,
   openApi: openApiDocument(),
   registry,
 });

@@ -5,7 +5,7 @@
 // the gateway lets her (SESSION_RENAMES_PER_MINUTE, the service's default unless given; past
 // it her renames answer 429). Starts NATS, ClickHouse, two storage services, an actor host and
 // the gateway; loads bob's sessions straight into the index; stops everything it started.
-// Usage: node --import tsx ops/bench/list-under-renames.ts [requests per case] [renames in flight] [renames per minute]
+// Usage: node --import tsx ops/bench/list-under-renames.ts [requests per case] [renames in flight] [renames per minute] [refusal hold ms]
 import { createClient } from '@clickhouse/client';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -18,7 +18,9 @@ import { loadSessions } from '../support/list-data.ts';
 import { elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
 
 const config = readConfig();
-const [requests = 40, renamesInFlight = 8, renamesPerMinute = config.sessionRenamesPerMinute] = process.argv.slice(2).map(Number);
+const [requests = 40, renamesInFlight = 8, renamesPerMinute = config.sessionRenamesPerMinute, refusalHoldMs = config.rateLimitRefusalHoldMs] = process.argv
+  .slice(2)
+  .map(Number);
 const DATABASE = 'emotions_bench_renames';
 const BOB_SESSIONS = 100_000;
 const DEEP_OFFSET = 90_000;
@@ -113,6 +115,7 @@ const budgets = {
   RATE_LIMIT_REQUESTS: String(config.rateLimitRequests),
   REQUESTS_IN_FLIGHT_PER_USER: String(config.requestsInFlightPerUser),
   SESSION_RENAMES_PER_MINUTE: String(renamesPerMinute),
+  RATE_LIMIT_REFUSAL_HOLD_MS: String(refusalHoldMs),
 };
 const stack = await startServiceStack({ name: 'bench-list-under-renames', dir, database: DATABASE, env: budgets });
 const { services } = stack;
@@ -140,7 +143,7 @@ try {
   const flood = await flooding;
 
   console.log(`\nTwo storage services; bob has ${BOB_SESSIONS.toLocaleString('en')} sessions; ${requests} requests per case, one at a time.`);
-  console.log(`alice's renames meanwhile: ${flood.renames} in ${fixed(flood.seconds)} s (${fixed(flood.renames / flood.seconds, 0)}/s, ${renamesInFlight} in flight), ${flood.ok} answered 200 (${fixed(flood.ok / flood.seconds)}/s; SESSION_RENAMES_PER_MINUTE ${renamesPerMinute})`);
+  console.log(`alice's renames meanwhile: ${flood.renames} in ${fixed(flood.seconds)} s (${fixed(flood.renames / flood.seconds, 0)}/s, ${renamesInFlight} in flight), ${flood.ok} answered 200 (${fixed(flood.ok / flood.seconds)}/s; SESSION_RENAMES_PER_MINUTE ${renamesPerMinute}, RATE_LIMIT_REFUSAL_HOLD_MS ${refusalHoldMs})`);
   printTable('bob\'s requests (ms)', ['case', 'answered', 'failed', 'p50', 'p95', 'max'], [
     row(`deep page (offset ${DEEP_OFFSET.toLocaleString('en')}), alone`, alone.deepPage),
     row('deep page, during alice\'s renames', during.deepPage),

@@ -190,6 +190,7 @@ test('the document lists exactly the routes the gateway registers', async () => 
       limits: { perUser: new RateLimit(1, 1), authFailuresPerAddress: new RateLimit(1, 1) },
       log: createLog(config),
       bodyLimitBytes: 1,
+      refusalHoldMs: 0,
       openApi: openApiDocument(),
     });
     const registered = app.middleware

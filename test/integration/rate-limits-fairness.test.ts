@@ -152,6 +152,37 @@ test("renames past SESSION_RENAMES_PER_MINUTE are refused with 429 and rename no
   assert.is(renamed.body.name, 'unaffected');
 });
 
+test("refusals are answered RATE_LIMIT_REFUSAL_HOLD_MS late: one user renaming over 8 connections as fast as answered is refused a few times a second per connection, and another user's reads answer meanwhile", async () => {
+  const [hasty, patient] = await Promise.all([userToken('hasty'), userToken('patient')]);
+  const created = await services.api('POST', '/v1/sessions', { token: hasty, body: { name: 'renamed', streamUri } });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  const path = `/v1/sessions/${created.body._id}`;
+  const holdMs = defaults.rateLimitRefusalHoldMs;
+  const floodMs = 3000;
+  const connections = 8;
+  const refusedMs: number[] = [];
+  const seen: Reply[] = [];
+  const until = Date.now() + floodMs;
+  const flood = Promise.all(Array.from({ length: connections }, async (_, connection) => {
+    for (let i = 0; Date.now() < until; i++) {
+      const started = performance.now();
+      const answer = await services.api('PATCH', path, { token: hasty, body: { name: `${connection}.${i}` } });
+      seen.push(answer);
+      if (answer.status === 429 && answer.body.code === 'rate_limited') refusedMs.push(performance.now() - started);
+    }
+  }));
+  const others: Reply[] = [];
+  while (Date.now() < until) others.push(await services.api('GET', '/v1/sessions?limit=1', { token: patient }));
+  await flood;
+  // The first renames spend the budget (some answer 409 where two crossed); every later one is refused.
+  assert.ok(refusedMs.length >= connections, `refusals: ${JSON.stringify(statuses(seen))}`);
+  assert.ok(Math.min(...refusedMs) >= holdMs, `a refusal answered after ${Math.min(...refusedMs).toFixed(0)} ms, before the hold of ${holdMs} ms`);
+  // Each connection waits out a hold per refusal (answered at once, a loop is refused thousands of times a second).
+  const most = connections * Math.ceil(floodMs / holdMs + 1);
+  assert.ok(refusedMs.length <= most, `${refusedMs.length} refusals in ${floodMs} ms over ${connections} connections, more than ${most}`);
+  assert.ok(others.length >= 1 && others.every((reply) => reply.status === 200), JSON.stringify(statuses(others)));
+});
+
 test("events past EVENTS_PER_SECOND or EVENT_BYTES_PER_SECOND are refused with 429; another user's events are accepted", async () => {
   const [flooder, other] = await Promise.all([userToken('flooder'), userToken('other')]);
   const sourceOf = async (token: string, format: string) => {
