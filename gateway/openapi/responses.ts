@@ -8,7 +8,7 @@ const COMMON_ERRORS: Record<number, string> = {
   400: 'invalid input: a body that is not JSON or nests deeper than 32 levels, a field or query parameter outside its contract; `message` and `details` name the field',
   401: 'no valid bearer token',
   413: 'a body over the size limit (1 MiB by default)',
-  429: 'past a budget of the user (`rate_limited`, with Retry-After): requests per window, requests in flight, and per route creates, renames, deletes, events and their bytes; or, for an address, past its failed authentications',
+  429: 'past a budget of the user (`rate_limited`, with Retry-After): requests per window, requests in flight, and per route creates, renames, deletes, events and their bytes; or, for an address, past its failed authentications. A `rate_limited` refusal is answered after a hold (RATE_LIMIT_REFUSAL_HOLD_MS, 250 ms by default)',
   503: 'the bus or a service behind it is unavailable or timed out; a request that fails changes nothing, retry',
 };
 
