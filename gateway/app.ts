@@ -50,7 +50,7 @@ export function createApp(options: AppOptions): Koa {
   // Outside `errors`: it reads what a refused request left unread before its answer goes.
   app.use(unreadBody(options.bodyLimitBytes));
   app.use(errors);
-  app.use(holdRefusals(options.refusalHoldMs));
+  app.use(holdRefusals({ holdMs: options.refusalHoldMs, heldAtOnce: options.budgets.inFlight.limit, addresses: options.addresses }));
   app.use(messageFraming);
   // Before auth: the document is public.
   const openApi = openApiRoute(options.openApi);

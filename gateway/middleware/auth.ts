@@ -29,10 +29,11 @@ export function auth(authenticator: Authenticator, limits: RequestLimits, addres
       throw new ServiceError(401, 'unauthorized', token ? 'the bearer token is not valid' : 'an Authorization: Bearer <token> header is required');
     }
     const { caller } = identity;
+    // Set before the budget is taken: a refusal is held per caller (hold-refusals.ts).
+    ctx.state.caller = caller;
     const budget = await limits.perUser.take(caller.user);
     if (!budget.allowed) throw refuse(ctx, budget, `at most ${budget.limit} requests per ${budget.windowSeconds} s per user`);
     ctx.set(budgetHeaders(budget));
-    ctx.state.caller = caller;
     await next();
   };
 }
