@@ -28,9 +28,18 @@ const rename = (token: string, id: string, name: string) => services.api('PATCH'
 /** What a reply says, for an assertion message. */
 const shown = (reply: Reply) => `${reply.status} ${JSON.stringify(reply.body)} Retry-After ${reply.headers.get('retry-after')}`;
 
-/** A 503 the host decided: the API's error body with a Retry-After, not the gateway's bus timeout. */
+/**
+ * A 503 the hosts decided: the API's error body with a Retry-After, not the gateway's bus
+ * timeout. `unavailable`: a host could not finish in time; `overloaded`: no host had room for a
+ * create (the busy core and the burst's reservations can fill a two-core host), with when one expects it.
+ */
 function decided503(reply: Reply): boolean {
-  return reply.status === 503 && Number(reply.headers.get('retry-after')) >= 1 && reply.body?.code === 'unavailable' && !/timed out/.test(reply.body?.message);
+  return (
+    reply.status === 503 &&
+    Number(reply.headers.get('retry-after')) >= 1 &&
+    ['unavailable', 'overloaded'].includes(reply.body?.code) &&
+    !/timed out/.test(reply.body?.message)
+  );
 }
 
 /**
