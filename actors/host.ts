@@ -53,9 +53,10 @@ export class ActorHost {
   private constructor(private readonly parts: HostParts) {
     this.leaseClock = new LeaseClock(() => parts.records.writable());
     this.budgets = new SessionBudgets({
-      budgetCores: availableParallelism() / parts.config.hostCapacity,
+      budgetCores: parts.config.sessionBudgetCores,
       log: parts.log,
       observe: (cores) => parts.metrics.sessionCost(cores),
+      stop: (session, detail) => this.actors.get(session)?.end('cost_exceeded', detail),
     });
   }
 

@@ -148,8 +148,13 @@ export function gatewaySettings(read: Environment) {
 /** Read by the actor host alone; its files' defaults are under the shared VAR_DIR. */
 export function hostSettings(read: Environment, varDir: string) {
   const heartbeatSeconds = read.number('HEARTBEAT_SECONDS', 3, 0.1);
+  const hostCapacity = read.number('HOST_CAPACITY', 10, 1);
   return {
-    hostCapacity: read.number('HOST_CAPACITY', 10, 1),
+    hostCapacity,
+    // What one session may cost (cores) before its own face effort comes down, and far past
+    // which for long it is stopped (actors/session-budgets.ts): by default its share of the
+    // cores the host is sized for. The capacity benchmark lifts it to measure streams at full effort.
+    sessionBudgetCores: read.number('SESSION_BUDGET_CORES', availableParallelism() / hostCapacity, 0.001),
     // Quotas: active sessions per user across the cluster, sensor sources per session.
     userMaxActiveSessions: read.number('USER_MAX_ACTIVE_SESSIONS', 8, 1),
     sessionMaxSources: read.number('SESSION_MAX_SOURCES', 32, 1),

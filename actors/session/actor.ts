@@ -83,6 +83,11 @@ export class SessionActor extends Actor<Message> {
     this.options.rows.own(this.id, record.epoch ?? 0, LEASE_HEARTBEATS * this.options.heartbeatMs);
   }
 
+  /** Ends the session for a reason of the host's (its cost), as if its worker had ended so. */
+  end(reason: StopReason, detail: string): void {
+    this.send({ type: 'worker-ended', reason, detail });
+  }
+
   /** The default child: ingest and analysis of the session's stream. */
   streamWorker(record: SessionRecord): Child {
     const { rows, resources, cost } = this.options;

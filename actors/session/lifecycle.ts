@@ -5,7 +5,7 @@ import type { SessionRecord, StopReason } from '../../bus/contracts/session.ts';
 import type { Versioned } from '../../bus/session-records.ts';
 import { UNCHANGED, type SessionRecords } from '../../bus/session-records.ts';
 
-const FAILURES: StopReason[] = ['resolution_exceeded', 'stream_unreachable', 'stream_too_fast', 'worker_failed'];
+const FAILURES: StopReason[] = ['resolution_exceeded', 'stream_unreachable', 'stream_too_fast', 'cost_exceeded', 'worker_failed'];
 
 /**
  * Moves an active session to finished. With `owner`, only while that host still owns it, so a

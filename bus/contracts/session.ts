@@ -14,6 +14,7 @@ export const STOP_REASONS = [
   'resolution_exceeded',
   'stream_unreachable',
   'stream_too_fast',
+  'cost_exceeded',
   'worker_failed',
 ] as const;
 export const SOURCE_FORMATS = ['text', 'scalar'] as const;

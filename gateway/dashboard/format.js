@@ -34,6 +34,7 @@ const WORDS = {
   resolution_exceeded: 'picture larger than 1080p; nothing analysed',
   stream_unreachable: 'the stream could not be reached',
   stream_too_fast: 'the stream kept arriving faster than real time',
+  cost_exceeded: 'the stream cost far more to analyse than one session may',
   worker_failed: 'the analysis failed',
 };
 

@@ -9,7 +9,7 @@
 //
 //   node --import tsx ops/bench/capacity.ts [--n 1,4,8,12,16,20] [--window 60] [--warmup 20] [--floor 30] [--profile DIR] [--admission host] [--stagger S] [--noise pink:10]
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -236,9 +236,10 @@ async function startBench(config: Config, clip: string, settings: Settings, tear
       CLICKHOUSE_URL: clickhouse.url,
       CLICKHOUSE_DATABASE: 'emotions_bench',
       // One host takes every session of the largest load (sized for so many that its reservations
-      // hold none back), unless its own admission is measured: then as configured (this process's
-      // environment, else the defaults).
-      HOST_CAPACITY: settings.hostAdmission ? String(config.hostCapacity) : '100000',
+      // hold none back), each at full effort whatever it costs (a session may cost the whole host:
+      // none is held to a budget or stopped for its cost), unless its own admission is measured:
+      // then as configured (this process's environment, else the defaults).
+      ...(settings.hostAdmission ? { HOST_CAPACITY: String(config.hostCapacity) } : { HOST_CAPACITY: '100000', SESSION_BUDGET_CORES: String(availableParallelism()) }),
       // Exactly the loopback RTMP server, in the list form production uses for private cameras.
       ALLOW_PRIVATE_STREAM_HOSTS: `127.0.0.1:${rtmpPort}`,
       ...(settings.profileDir ? profileEnv(settings.profileDir) : {}),

@@ -24,6 +24,7 @@ const LONG = [
   'cluster/clickhouse-cluster.test.ts',
   'cluster/kv-leader-loss.test.ts',
   'integration/ingest-streams.test.ts',
+  'integration/session-cost-stop.test.ts',
   'integration/voice-clickhouse-outage.test.ts',
   'integration/malicious-peers.test.ts',
   'integration/sessions-streams.test.ts',
