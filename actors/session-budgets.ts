@@ -19,7 +19,7 @@ const WITHIN_BY = 0.2;
  * Past this many budgets for STOP_AFTER_MS without a break, a session is stopped. Its face effort
  * is at its floor within seconds of going over, so what is left is its own. Far enough above the
  * budget that the heaviest stream the service takes is never stopped on a slow day: a 1080p
- * stream at 60 fps decodes in 0.26 cores here, about 0.5 on a day this machine decodes 1.8 times
+ * stream at 60 fps decodes in 0.25 cores here, about 0.45 on a day this machine decodes 1.8 times
  * slower, against 0.6 on two cores sized for 10 (ops/bench/README-capacity.md, "What a session may cost").
  */
 const STOP_PAST_BUDGETS = 3;
