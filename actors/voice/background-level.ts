@@ -1,10 +1,14 @@
-// Whether a step is only the crowd behind the speaker. Under a crowd the VAD hears speech
-// everywhere, the speaker's pauses included, but those pauses still fall to the crowd's level:
-// the floor of the recent smoothed level. A step counts only while the background is loud
-// against the voice (the loudest recent level stands less than `loudBelowDb` above the floor)
-// and the VAD hears speech in it (its mean probability in the pauses at the floor): in quiet
-// the VAD alone decides, as it always has, and under steady noise or music, whose pauses the
-// VAD hears as such, a weak syllable near the floor must not end a segment.
+// Whether a step is only the background behind the speaker, either of two kinds:
+// - a crowd: under many voices the VAD hears speech everywhere, the speaker's pauses included,
+//   but those pauses still fall to the crowd's level, the floor of the recent smoothed level. It
+//   counts only while the background is loud against the voice (the loudest recent level stands
+//   less than `loudBelowDb` above the floor);
+// - another voice: one competing talker has pauses of its own, so it leaves no steady floor, but
+//   while the speaker pauses the level falls well below the speaker's (the loudest recent level),
+//   to the other voice's. It counts only while no crowd holds the floor.
+// Either counts only while the VAD hears speech in such pauses (its mean probability there), and
+// the room is not silent: in quiet the VAD alone decides, as it always has, and under steady
+// noise or music, whose pauses the VAD hears as such, a weak syllable must not end a segment.
 // Per stream, a few operations a 32 ms step: the floor and the peak are the extremes of
 // half-second blocks, kept for a few seconds.
 import { dbfsFromPower } from './level.ts';
@@ -20,13 +24,15 @@ export interface BackgroundLevelOptions {
   peakBlocks: number;
   /** The background counts only while the peak stands less than this above the floor (dB). */
   loudBelowDb: number;
-  /** Nor while the floor is under this (dBFS): silence, or a room too quiet to hold a crowd. */
+  /** Neither kind counts while the floor is under this (dBFS): silence, or a room too quiet to hold a crowd. */
   audibleAboveDbfs: number;
-  /** A step whose level is within this of the floor is the background's (dB). */
+  /** A step whose level is within this of the floor is the crowd's (dB). */
   marginDb: number;
+  /** A step this far below the peak is another voice's, while no crowd holds the floor (dB). */
+  belowVoiceDb: number;
   /**
-   * Steps in a row at the floor that make a pause, where the VAD's probability is learnt: not
-   * in the dips between words, where it hears the speaker's weak sounds under steady noise.
+   * Steps in a row at the floor or below the voice that make a pause, where the VAD's probability
+   * is learnt: not the dips between words, where it hears the speaker's weak sounds under steady noise.
    */
   pauseSteps: number;
   /** Weight of each pause step in the mean probability the VAD hears speech there. */
@@ -43,6 +49,7 @@ export const DEFAULT_BACKGROUND_LEVEL: BackgroundLevelOptions = {
   loudBelowDb: 25,
   audibleAboveDbfs: -70,
   marginDb: 3,
+  belowVoiceDb: 14,
   pauseSteps: 4,
   heardRate: 1 / 64,
   heardAbove: 0.5,
@@ -59,8 +66,8 @@ export class BackgroundLevel {
   private blockPeak = -Infinity;
   /** Starts as if no crowd were heard: until one is, a stream is cut as the VAD alone cuts it. */
   private heard = 0;
-  /** Steps in a row at the floor, up to this one. */
-  private atFloorFor = 0;
+  /** Steps in a row at the floor or below the voice, up to this one. */
+  private pausedFor = 0;
 
   constructor(private readonly options: BackgroundLevelOptions) {
     this.powers = new Float64Array(options.smoothingSteps);
@@ -68,9 +75,9 @@ export class BackgroundLevel {
     this.peaks = new Float64Array(options.peakBlocks);
   }
 
-  /** Takes the next step's mean power (mean of squared samples) and speech probability; whether it is only the crowd. */
+  /** Takes the next step's mean power (mean of squared samples) and speech probability; whether it is only the background. */
   step(meanSquare: number, probability: number): boolean {
-    const { smoothingSteps, blockSteps, loudBelowDb, audibleAboveDbfs, marginDb, pauseSteps, heardRate, heardAbove } = this.options;
+    const { smoothingSteps, blockSteps, loudBelowDb, audibleAboveDbfs, marginDb, belowVoiceDb, pauseSteps, heardRate, heardAbove } = this.options;
     this.powers[this.powerCount++ % smoothingSteps] = meanSquare;
     let sum = 0;
     for (const power of this.powers) sum += power;
@@ -81,9 +88,12 @@ export class BackgroundLevel {
     const floor = Math.min(this.blockFloor, extreme(this.floors, this.blocks, Math.min, Infinity));
     const peak = Math.max(this.blockPeak, extreme(this.peaks, this.blocks, Math.max, -Infinity));
     const atFloor = level < floor + marginDb;
-    this.atFloorFor = atFloor ? this.atFloorFor + 1 : 0;
-    if (this.atFloorFor >= pauseSteps) this.heard += heardRate * (probability - this.heard);
-    return atFloor && peak - floor < loudBelowDb && floor > audibleAboveDbfs && this.heard >= heardAbove;
+    const belowVoice = level < peak - belowVoiceDb;
+    this.pausedFor = atFloor || belowVoice ? this.pausedFor + 1 : 0;
+    if (this.pausedFor >= pauseSteps) this.heard += heardRate * (probability - this.heard);
+    const crowd = peak - floor < loudBelowDb;
+    const background = crowd ? atFloor : belowVoice;
+    return background && floor > audibleAboveDbfs && this.heard >= heardAbove;
   }
 
   private closeBlock(): void {

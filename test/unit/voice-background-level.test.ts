@@ -131,4 +131,38 @@ test('once the crowd is known, the crowd alone starts no segment', () => {
   assert.equal(segmentEnds(crowdOnly).filter((end) => end > known), []);
 });
 
+/**
+ * `count` sentences as sentences() lays them, over one other voice `belowDb` under the speaker that
+ * talks in its own rhythm (1.9 s, then 0.6 s of pause, out of step with the speaker's) in a room
+ * at -60 dBFS. The VAD hears speech wherever either voice talks.
+ */
+function besideAnotherVoice(count: number, belowDb: number): Trace {
+  const speaker = sentences(count, 3, 1.5, -Infinity, 0.05);
+  const trace: Trace = { powers: [], probabilities: [] };
+  speaker.powers.forEach((speakerPower, i) => {
+    const talks = (i * STEP) / 16000 % 2.5 < 1.9;
+    trace.powers.push(speakerPower + power(-60) + (talks ? power(VOICE_DB - belowDb) : 0));
+    trace.probabilities.push(talks ? Math.max(0.9, speaker.probabilities[i]!) : speaker.probabilities[i]!);
+  });
+  return trace;
+}
+
+test("segments beside one other voice end at the speaker's pauses once the voice is known", () => {
+  const count = 8;
+  const expected = sentenceEnds(count, 3, 1.5);
+  const nearAnEnd = (ends: number[]) => expected.filter((sentenceEnd) => ends.some((end) => end >= sentenceEnd - 0.05 && end <= sentenceEnd + 0.6)).length;
+  const trace = besideAnotherVoice(count, 16);
+  // The VAD alone hears the other voice through most of the speaker's pauses.
+  const vadOnly = new SpeechSegmenter(DEFAULT_SEGMENTER);
+  const vadEnds = trace.probabilities.map((p, i) => vadOnly.step(p, i * STEP, (i + 1) * STEP)).flatMap((span) => (span ? [span.end / 16000] : []));
+  assert.ok(nearAnEnd(vadEnds) <= count / 2, `the VAD alone ends ${nearAnEnd(vadEnds)} of ${count} sentences`);
+  // With the level, every sentence from the fourth on ends its own segment (the first pauses teach the rule that the VAD hears the other voice there).
+  const ends = segmentEnds(trace);
+  const learnt = expected.slice(3);
+  for (const sentenceEnd of learnt) {
+    assert.ok(ends.some((end) => end >= sentenceEnd - 0.05 && end <= sentenceEnd + 0.6), `no segment ends within 0.6 s of ${sentenceEnd.toFixed(2)} s: ${ends.map((end) => end.toFixed(2)).join(', ')}`);
+  }
+  assert.ok(ends.every((end) => expected.some((sentenceEnd) => end >= sentenceEnd - 0.05)), 'a segment ended inside the first sentence');
+});
+
 test.run();
