@@ -1,12 +1,16 @@
 // Moonshine, like other sequence-to-sequence recognisers, sometimes loops: it writes a phrase and
 // at once the same phrase again ("and so my fellow Americans, and so my fellow Americans"), most
-// often as a segment ends in noise. People repeat a word or two for emphasis ("no, no"), or a
-// whole sentence, but seldom three or more words at once within one, so a phrase of three or
-// more words followed by itself in the same sentence is taken for a loop and written once.
+// often as a segment ends in noise, or a whole sentence again when another voice talks under the
+// speaker ("I'm glad to see you again. I'm glad to see you again."). People repeat a word or two
+// for emphasis ("no, no"), and a short sentence ("Yes. Yes."), but seldom three or more words at
+// once within a sentence, or a sentence of four or more words word for word at once. So a phrase
+// of three or more words followed by itself in the same sentence, and a whole sentence of four or
+// more words followed by the same whole sentence, are taken for a loop and written once.
 const MIN_LOOP_WORDS = 3;
+const MIN_SENTENCE_LOOP_WORDS = 4;
 const SENTENCE_END = /[.?!]$/;
 
-/** `text` with each phrase of three or more words that directly follows itself in a sentence written once. */
+/** `text` with each loop (a phrase that directly follows itself in a sentence, or a sentence that does) written once. */
 export function withoutDecoderLoops(text: string): string {
   const tokens = text.split(/\s+/).filter(Boolean);
   const words = tokens.map(comparable);
@@ -20,14 +24,28 @@ export function withoutDecoderLoops(text: string): string {
   return tokens.join(' ');
 }
 
-/** The first (then longest) phrase of words[at, at + length) repeated right after itself, not ending a sentence. */
+/** The first (then longest) loop: words[at, at + length) repeated right after itself. */
 function findLoop(tokens: string[], words: string[]): { at: number; length: number } | undefined {
   for (let at = 0; at < words.length; at++) {
     for (let length = Math.floor((words.length - at) / 2); length >= MIN_LOOP_WORDS; length--) {
-      if (!SENTENCE_END.test(tokens[at + length - 1]!) && repeats(words, at, length)) return { at, length };
+      if (repeats(words, at, length) && (!endsSentence(tokens, at + length) || isSentenceLoop(tokens, at, length))) return { at, length };
     }
   }
   return undefined;
+}
+
+/**
+ * Whether tokens[at, at + length) is a whole sentence of enough words, and so is its copy (which
+ * may end the transcript unpunctuated: the segment ended on it).
+ */
+function isSentenceLoop(tokens: string[], at: number, length: number): boolean {
+  const copyEnd = at + 2 * length;
+  return length >= MIN_SENTENCE_LOOP_WORDS && (at === 0 || endsSentence(tokens, at)) && (copyEnd === tokens.length || endsSentence(tokens, copyEnd));
+}
+
+/** Whether the token before `end` ends a sentence. */
+function endsSentence(tokens: string[], end: number): boolean {
+  return SENTENCE_END.test(tokens[end - 1]!);
 }
 
 function repeats(words: string[], at: number, length: number): boolean {

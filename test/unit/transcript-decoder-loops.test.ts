@@ -1,5 +1,6 @@
-// A phrase of three or more words the decoder wrote twice in a row within a sentence is written
-// once; everything else of the transcript stays as it was.
+// A phrase of three or more words the decoder wrote twice in a row within a sentence, and a whole
+// sentence of four or more words it wrote twice in a row, are written once; everything else of
+// the transcript stays as it was.
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
@@ -7,12 +8,18 @@ import { withoutDecoderLoops } from '../../actors/speech/decoder-loops.ts';
 
 const comparable = (text: string) => text.split(/\s+/).filter(Boolean).map((token) => token.toLowerCase().replace(/[^\p{L}\p{N}']/gu, ''));
 
-/** Whether a phrase of three or more words follows itself, not across the end of a sentence. */
+/**
+ * Whether a phrase of three or more words follows itself, not across the end of a sentence, or a
+ * whole sentence of four or more words is followed by the same whole sentence.
+ */
 function hasLoop(tokens: string[]): boolean {
   const words = tokens.map((token) => comparable(token)[0] ?? '');
+  const endsSentence = (end: number) => /[.?!]$/.test(tokens[end - 1]!);
   for (let at = 0; at < words.length; at++) {
     for (let length = 3; at + 2 * length <= words.length; length++) {
-      if (/[.?!]$/.test(tokens[at + length - 1]!)) continue;
+      const copyEnd = at + 2 * length;
+      const wholeSentences = length >= 4 && (at === 0 || endsSentence(at)) && (copyEnd === tokens.length || endsSentence(copyEnd));
+      if (endsSentence(at + length) && !wholeSentences) continue;
       if (words.slice(at, at + length).every((word, i) => word !== '' && word === words[at + length + i])) return true;
     }
   }
@@ -29,6 +36,17 @@ test('loops seen in transcripts under noise are written once', () => {
     'What your country can do for you? Ask what you can do for your country.',
   );
   assert.is(withoutDecoderLoops('before the winter storms the winter storms the winter storms'), 'before the winter storms');
+  // Under another voice: whole sentences written again.
+  assert.is(withoutDecoderLoops("I hope I won't see him again. I hope I won't see him again."), "I hope I won't see him again.");
+  assert.is(
+    withoutDecoderLoops("No, but I'm glad to see you again, sir. I'm glad to see you again. I'm glad to see you again. I know."),
+    "No, but I'm glad to see you again, sir. I'm glad to see you again. I know.",
+  );
+  // The copy may end the segment unpunctuated.
+  assert.is(
+    withoutDecoderLoops('And you always want to see it in the superlative degree. And you always want to see it in the superlative degree'),
+    'And you always want to see it in the superlative degree',
+  );
 });
 
 test('a word or two said again, a sentence said again, and phrases said again later, stay', () => {
@@ -37,6 +55,9 @@ test('a word or two said again, a sentence said again, and phrases said again la
     'It was very very cold.',
     'Ask not what your country can do for you, ask what you can do for your country.',
     'I said the same thing. I said the same thing yesterday, too.',
+    'Yes. Yes. Thank you. Thank you.',
+    'Go on. Go on. Go on and on.',
+    'He said we will win. We will win.',
   ]) {
     assert.is(withoutDecoderLoops(text), text);
   }
