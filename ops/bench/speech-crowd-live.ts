@@ -48,6 +48,10 @@ await withLiveSpeechStack('speech-crowd-live', async (stack) => {
   for (const { name, id, latencies } of sessions) {
     const segments = await transcript(stack.services, id);
     const loop = bestLoop(reference, segments.map((segment) => segment.text));
+    if (process.env.SPEECH_CROWD_TRANSCRIPTS) {
+      console.log(`${name}:`);
+      for (const segment of segments) console.log(`  ${fixed(segment.start, 1)}-${fixed(segment.end, 1)} s, ${fixed(segment.snrDb ?? NaN, 1)} dB: ${segment.text}`);
+    }
     rows.push([
       name,
       fixed(loop.errors / loop.words, 3),

@@ -22,7 +22,7 @@ interface TimedSegment {
 const endOf = (sentence: Sentence) => (sentence.start + sentence.length) / SAMPLE_RATE;
 
 /** The share of `sentences` that some segment ends with. */
-export function shareEndingASegment(sentences: readonly Sentence[], segments: readonly TimedSegment[]): number {
+export function shareEndingASegment(sentences: readonly Sentence[], segments: readonly Pick<TimedSegment, 'end'>[]): number {
   const ending = sentences.filter((sentence) => {
     const end = endOf(sentence);
     return segments.some((segment) => segment.end >= end - EARLY_SECONDS && segment.end <= end + ENDS_WITHIN_SECONDS);
