@@ -16,8 +16,9 @@ export function withoutDecoderLoops(text: string): string {
   const words = tokens.map(comparable);
   for (let loop = findLoop(tokens, words); loop; loop = findLoop(tokens, words)) {
     const { at, length } = loop;
-    // The phrase keeps the punctuation its second copy ended with: it ends where the loop did.
-    tokens[at + length - 1] = tokens[at + 2 * length - 1]!;
+    // A phrase keeps the punctuation its second copy ended with: it ends where the loop did. A
+    // sentence keeps its own end (its copy may have been cut off before one).
+    if (!endsSentence(tokens, at + length)) tokens[at + length - 1] = tokens[at + 2 * length - 1]!;
     tokens.splice(at + length, length);
     words.splice(at + length, length);
   }

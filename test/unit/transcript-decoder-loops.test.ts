@@ -42,10 +42,10 @@ test('loops seen in transcripts under noise are written once', () => {
     withoutDecoderLoops("No, but I'm glad to see you again, sir. I'm glad to see you again. I'm glad to see you again. I know."),
     "No, but I'm glad to see you again, sir. I'm glad to see you again. I know.",
   );
-  // The copy may end the segment unpunctuated.
+  // The copy may end the segment unpunctuated; the sentence keeps its end.
   assert.is(
     withoutDecoderLoops('And you always want to see it in the superlative degree. And you always want to see it in the superlative degree'),
-    'And you always want to see it in the superlative degree',
+    'And you always want to see it in the superlative degree.',
   );
 });
 
