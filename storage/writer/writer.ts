@@ -195,10 +195,10 @@ export class StorageWriter {
    * ClickHouse or in the dead-letter stream.
    */
   private async write(pulled: JsMsg[]): Promise<void> {
-    // Stored before, its acknowledgement lost: acknowledged again, not inserted again.
-    const again = pulled.filter((message) => message.redelivered && this.ackedLately.has(message.seq));
+    // Stored before: acknowledged again, not inserted again (acked-lately.ts).
+    const again = pulled.filter((message) => this.ackedLately.has(storedAs(message)));
     for (const message of again) message.ack();
-    if (again.length) this.log.info({ messages: again.length }, 'redelivered messages already stored acknowledged again');
+    if (again.length) this.log.info({ messages: again.length }, 'messages already stored acknowledged again');
     const batch = again.length ? pulled.filter((message) => !again.includes(message)) : pulled;
     const late = this.deleted ? batch.filter((message) => this.deleted!(sessionOf(message.subject))) : [];
     const { tables, dead, fenced } = sortRows(late.length ? batch.filter((message) => !late.includes(message)) : batch, this.record);
@@ -263,7 +263,7 @@ export class StorageWriter {
   }
 
   private ack(message: JsMsg): void {
-    this.ackedLately.add(message.seq);
+    this.ackedLately.add(storedAs(message));
     message.ack();
   }
 
@@ -386,4 +386,9 @@ function sortRows(
     if (entries.length) tables.set(table, entries);
   }
   return { tables, dead, fenced: refused };
+}
+
+/** What a message is remembered by once stored: its publisher's message id, else its sequence. */
+function storedAs(message: JsMsg): string {
+  return message.headers?.get('Nats-Msg-Id') || `#${message.seq}`;
 }
