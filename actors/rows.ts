@@ -98,7 +98,7 @@ export class RowPublisher {
   publish(session: string, kind: RowKind, rows: unknown[], key: string | number): void {
     const ownership = kind === 'event' ? undefined : this.owned.get(session);
     const pending = {
-      subject: this.subject(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key), rows: rows.length, epoch: ownership?.epoch,
+      subject: this.subject(session, kind), payload: JSON.stringify(rows), id: rowMessageId(session, kind, key, ownership?.epoch), rows: rows.length, epoch: ownership?.epoch,
     };
     this.unacknowledged++;
     if (ownership && Date.now() - ownership.confirmedAt > ownership.leaseMs) {

@@ -40,6 +40,9 @@ export const newId = (bytes = 12) => randomBytes(bytes).toString('hex');
 
 /**
  * The JetStream message id of a row message: the same rows published twice (a retry, a
- * restarted worker) get the same id and are stored once.
+ * restarted worker) get the same id and are stored once. Rows an owner made carry its epoch: a
+ * stale owner's copy of a second (refused by the storage writer's fence) must not stand for the
+ * new owner's row of that second, which the stream would otherwise drop as a duplicate.
  */
-export const rowMessageId = (session: string, kind: string, key: string | number) => `${session}.${kind}.${key}`;
+export const rowMessageId = (session: string, kind: string, key: string | number, epoch?: number) =>
+  `${session}.${kind}.${key}${epoch === undefined ? '' : `@${epoch}`}`;
