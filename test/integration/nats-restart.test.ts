@@ -1,17 +1,22 @@
 // NATS restarts under a running session: the processes reconnect, the session carries on, and
 // the rows made while NATS was away are published once it is back, each second stored once. The
 // file runs its own ClickHouse, merging nothing, so that a second stored twice is still there
-// to be counted (test/support/copies.ts).
+// to be counted (test/support/copies.ts). A row published again after the restart, as a host
+// whose acknowledgement was lost does, is taken by the restarted stream a second time, and the
+// writer stores it once all the same.
 import { join } from 'node:path';
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { finishWithRetries } from '../../actors/session/lifecycle.ts';
 import { SessionRecords } from '../../bus/session-records.ts';
 import { readConfig } from '../../bus/config.ts';
 import { connectBus } from '../../bus/connection.ts';
 import { activeSessionRecord } from '../support/session-record.ts';
 import { createLog } from '../../bus/log.ts';
+import { newSessionId, rowMessageId } from '../../bus/ids.ts';
+import { streams, subjects, tenantOf } from '../../bus/subjects.ts';
+import { audioRow } from '../support/audio-row.ts';
 import { startClickHouse } from '../../ops/stack/clickhouse.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
@@ -128,6 +133,44 @@ test('a session whose end is written while NATS is down is finished once NATS is
     const after = await records.fresh(record.id);
     assert.is(after?.record.state, 'finished');
     assert.is(after?.record.stopReason, 'stream_unreachable');
+  } finally {
+    await nc.close();
+  }
+});
+
+test('a row published again after a restart, its first copy consumed, is taken by the stream again and stored once', async () => {
+  const quiet = createLog({ logLevel: 'silent', hostId: 'nats-restart' });
+  const nc = await connectBus('nats-restart publish again', `nats://127.0.0.1:${natsPort}`, quiet);
+  try {
+    const js = jetstream(nc);
+    const session = newSessionId();
+    const subject = subjects.row(session, tenantOf({ product: 'tests', user: 'again' }), 'audio');
+    // As a host sends it, and sends it again when its acknowledgement was lost.
+    const send = (second: number) =>
+      js.publish(subject, JSON.stringify([audioRow(session, second)]), { msgID: rowMessageId(session, 'audio', second, 0), timeout: 5000 });
+    const stored = async (second: number) =>
+      Number((await queryRows<{ n: number }>(clickhouse, sql`SELECT count() AS n FROM audio_seconds WHERE session = ${session} AND second = ${second}`))[0]?.n ?? 0);
+
+    await send(1);
+    await waitUntil('the first copy stored', async () => (await stored(1)) === 1, 30_000);
+    await services.rowsStored();
+    assert.ok((await send(1)).duplicate, 'before the restart the stream knows the id');
+
+    const jsm = await jetstreamManager(nc);
+    await nats.stop();
+    nats = await startNats({ dir: join(dir, 'nats'), port: natsPort, maxFileStore: '1GB' });
+    // Published once JetStream answers again, once only: a retried publish might be the copy.
+    await waitUntil('JetStream back', async () => (await jsm.streams.info(streams.rows)).state.messages >= 0, 30_000);
+    const again = await send(1);
+    // The fault: ROWS is a work queue, the first copy was consumed and deleted, and the restarted
+    // server's duplicate window holds only the ids of messages it still has (nats-server#3272).
+    assert.not.ok(again.duplicate, 'after the restart the stream takes the same id as a new message');
+
+    // A row after it: once stored, the copy before it has been through the writer too.
+    await send(2);
+    await waitUntil('the row after the copy stored', async () => (await stored(2)) === 1, 30_000);
+    await services.rowsStored();
+    assert.is(await stored(1), 1, 'the copy is acknowledged, not inserted again');
   } finally {
     await nc.close();
   }
