@@ -71,6 +71,8 @@ export class SessionRecords {
    * eight rounds of conflicts, each two round trips); only other processes' writes conflict.
    */
   private readonly turns = new Map<string, Promise<void>>();
+  /** When a change last failed for the bucket's sake, until writable() reports it. */
+  private bucketFailedAt: number | undefined;
   /** Sessions deleted lately, with when, oldest first: a row of theirs arriving now is late. */
   private readonly deletions = new Map<string, number>();
   private closed = false;
@@ -124,7 +126,7 @@ export class SessionRecords {
     attempts: number,
   ): Promise<Versioned | undefined> {
     for (let attempt = 0; ; attempt++) {
-      const current = await before(deadline, this.fresh(id));
+      const current = await before(deadline, this.fresh(id)).catch((error: unknown) => this.failedForTheBucket(error));
       if (!current) return undefined;
       const next = change(structuredClone(current.record));
       if (next === UNCHANGED) return current;
@@ -133,7 +135,7 @@ export class SessionRecords {
       try {
         revision = await before(deadline, this.kv.update(id, json, current.revision, Math.max(1, deadline - Date.now())));
       } catch (error) {
-        if (!isConflict(error)) throw error;
+        if (!isConflict(error)) this.failedForTheBucket(error);
         const pause = Math.random() * Math.min(LAST_PAUSE_MS, FIRST_PAUSE_MS * 2 ** attempt);
         // Another read and write must fit after the pause.
         if (attempt + 1 >= attempts || Date.now() + pause + 2 * FIRST_PAUSE_MS >= deadline) {
@@ -178,9 +180,23 @@ export class SessionRecords {
     return true;
   }
 
-  /** Resolves while the bucket can take writes (its stream has a leader); fails otherwise. */
+  /**
+   * Resolves while the bucket can take writes as far as this process can tell; fails otherwise:
+   * when its stream has no leader, and when a read or write of this process's failed since the
+   * last call. A leader that has lost its quorum still answers for the stream's status while no
+   * write can land (seen for 10 s after a NATS server was lost while another caught up).
+   */
   async writable(): Promise<void> {
+    const failedAt = this.bucketFailedAt;
+    this.bucketFailedAt = undefined;
     await this.kv.status();
+    if (failedAt !== undefined) throw new Error(`a change of a session record failed ${Date.now() - failedAt} ms ago`);
+  }
+
+  /** Notes that the bucket failed a change (it did not answer, or refused it), not a conflict; rethrows. */
+  private failedForTheBucket(error: unknown): never {
+    this.bucketFailedAt = Date.now();
+    throw error;
   }
 
   /** The latest record, read from the bucket. */

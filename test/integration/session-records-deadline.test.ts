@@ -1,7 +1,8 @@
 // A change of a session record given a timeout fails once it has passed without an answer, rather
 // than waiting out the JetStream client's own (far longer here): an owner's heartbeat sent as its
-// connection dropped is given up in time for the next one to renew the lease. A real NATS server,
-// frozen (SIGSTOP) so that it holds the connection open and answers nothing.
+// connection dropped is given up in time for the next one to renew the lease; and such a failure
+// tells a host the bucket was not writable, as its status may not (actors/session/lease-clock.ts).
+// A real NATS server, frozen (SIGSTOP) so that it holds the connection open and answers nothing.
 import { join } from 'node:path';
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
@@ -58,6 +59,32 @@ test('a change that gets no answer fails after its timeout, not the client\'s; t
   const written = await beat(renewed);
   assert.is(written?.record.healthCheckAt, renewed);
   assert.is((await records.fresh(record.id))?.record.healthCheckAt, renewed);
+});
+
+test('a change that failed for the bucket makes the next look at its writability fail, though the stream answers', async () => {
+  const record = activeSessionRecord('deadline', 'writability');
+  await records.create(record);
+  // The test before left a failed change to report: reported here, and then nothing.
+  await records.writable().catch(() => {});
+  await records.writable();
+
+  process.kill(nats.pid, 'SIGSTOP');
+  let failed: unknown;
+  try {
+    failed = await records.update(record.id, (current) => ({ ...current, healthCheckAt: Date.now() }), { timeoutMs: WRITE_TIMEOUT_MS })
+      .then(() => undefined, (error: unknown) => error);
+  } finally {
+    process.kill(nats.pid, 'SIGCONT');
+  }
+  assert.instance(failed, Error, 'the change fails while the server is frozen');
+  // The stream answers for its status again (the message says why it fails); the failed change
+  // counts against it once.
+  const first = await records.writable().then(() => undefined, (error: unknown) => error);
+  assert.instance(first, Error, 'not writable as far as this process can tell: its change failed');
+  assert.match((first as Error).message, /a change of a session record failed/);
+  await records.writable();
+  assert.ok(await records.update(record.id, (current) => ({ ...current, healthCheckAt: Date.now() })), 'and it takes changes');
+  await records.writable();
 });
 
 test.run();
