@@ -183,8 +183,8 @@ export class SessionRecords {
   /**
    * Resolves while the bucket can take writes as far as this process can tell; fails otherwise:
    * when its stream has no leader, and when a read or write of this process's failed since the
-   * last call. A leader that has lost its quorum still answers for the stream's status while no
-   * write can land (seen for 10 s after a NATS server was lost while another caught up).
+   * last call. The stream can answer for its status while no write lands (seen for 4 s and more
+   * after a NATS server of three was lost while another caught up: a leader without its quorum).
    */
   async writable(): Promise<void> {
     const failedAt = this.bucketFailedAt;
