@@ -5,16 +5,21 @@
 // gateway stops waiting is refused before it writes anything. A write to the bucket that fails
 // may have been made all the same (its acknowledgement lost with the server that made it), so
 // a create that sent it gives nothing back: its key stays claimed for the session it may have
-// made, and its quota slot stays taken, so that a retry with the same idempotency key returns
-// that session (a 503 until it can tell) rather than making a second, and the session is
-// counted. If none was made, the claim is abandoned and the slot pruned after a minute.
+// made, and its quota slot stays taken.
+//
+// A retry with the same idempotency key that finds no record of the claimed session cannot tell
+// whether the earlier attempt failed, still runs, or sent a write that a new leader will make
+// late. It need not: it takes the claim over and makes that same session, by id, in the slot
+// the earlier attempt holds. The record is written only if absent, so of two attempts that both
+// write it one makes it and the other returns it, and the client has its answer as soon as the
+// bucket takes writes again.
 import type { CreateSessionRequest, SessionRecord } from '../../bus/contracts/session.ts';
 import { badRequest, notInTime } from '../../bus/errors.ts';
 import { parseStreamUri, type StreamUri } from '../../bus/stream-uri.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { fingerprintOf, type IdempotencyKeys } from './idempotency.ts';
 import type { UserQuotas } from './quotas.ts';
-import type { SessionRecords } from '../../bus/session-records.ts';
+import { isConflict, type SessionRecords } from '../../bus/session-records.ts';
 
 export interface AdmissionDeps {
   records: SessionRecords;
@@ -34,8 +39,12 @@ export interface Admitted {
 
 // The KV write and the reply must fit in what is left of the caller's wait.
 const COMMIT_MARGIN_MS = 1000;
-// An attempt that claimed a key but made no session within this is taken to have failed.
-const ABANDONED_CLAIM_MS = 60_000;
+
+/** The idempotency key as this attempt holds it: its name and the claim's revision it wrote. */
+interface HeldKey {
+  name: string;
+  revision: number;
+}
 
 export async function admitSession(
   deps: AdmissionDeps,
@@ -43,20 +52,20 @@ export async function admitSession(
   deadline: number,
 ): Promise<Admitted> {
   const now = Date.now();
-  const record = newRecord(deps, caller, body, now);
+  let record = newRecord(deps, caller, body, now);
+  let key: HeldKey | undefined;
   if (idempotencyKey !== undefined) {
     const claim = { session: record.id, fingerprint: fingerprintOf({ caller, body }), at: now };
     const result = await deps.keys.claim(caller.user, idempotencyKey, claim);
     if (!result.claimed) {
       const earlier = await deps.records.fresh(result.earlier.session);
       if (earlier) return { record: earlier.record, created: false };
-      const abandoned = now - result.earlier.at > ABANDONED_CLAIM_MS;
-      if (!abandoned || !(await deps.keys.reclaim(caller.user, idempotencyKey, claim, result.revision))) {
-        throw notInTime('a request with this Idempotency-Key is still in progress; retry later');
-      }
-      // The abandoned attempt made no session; the slot it may hold would be pruned only a moment from now.
-      await deps.quotas.release(caller.user, result.earlier.session).catch(() => {});
-    }
+      // Made and deleted since, it is made anew; else this attempt makes the one claimed.
+      if ((await deps.records.ended(result.earlier.session)) !== true) record = { ...record, id: result.earlier.session };
+      const revision = await deps.keys.reclaim(caller.user, idempotencyKey, { ...claim, session: record.id }, result.revision);
+      if (revision === undefined) throw notInTime('another request with this Idempotency-Key is in progress; retry later');
+      key = { name: idempotencyKey, revision };
+    } else key = { name: idempotencyKey, revision: result.revision };
   }
   let sent = false;
   try {
@@ -69,18 +78,26 @@ export async function admitSession(
     sent = true;
     await deps.records.create(record);
   } catch (error) {
+    if (sent && isConflict(error)) {
+      // Another attempt with the same key made the session first.
+      const made = await deps.records.fresh(record.id);
+      if (made) return { record: made.record, created: false };
+    }
     // Once the record is sent, the session may exist whatever the error says (even "no
     // responders" can be the read that the KV client makes after its write timed out).
-    if (!sent) await giveBack(deps, caller.user, record.id, idempotencyKey);
+    if (!sent) await giveBack(deps, caller.user, record.id, key);
     throw error;
   }
   return { record, created: true };
 }
 
-/** Frees what an attempt that made no session holds: its idempotency key and its quota slot. */
-async function giveBack(deps: AdmissionDeps, user: string, session: string, idempotencyKey: string | undefined): Promise<void> {
-  if (idempotencyKey !== undefined) await deps.keys.release(user, idempotencyKey).catch(() => {});
-  // Else its slot would be held for a minute by a session that will never exist.
+/**
+ * Frees what an attempt that made no session holds: its idempotency key and its quota slot;
+ * neither if a later attempt has taken the key over, whose session it now is to make.
+ */
+async function giveBack(deps: AdmissionDeps, user: string, session: string, key: HeldKey | undefined): Promise<void> {
+  if (key && !(await deps.keys.release(user, key.name, key.revision).catch(() => false))) return;
+  // Else its slot would be held until it expires by a session that will never exist.
   await deps.quotas.release(user, session).catch(() => {});
 }
 

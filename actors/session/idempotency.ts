@@ -1,7 +1,9 @@
 // Idempotency keys for session creation: a client that retries a create (its first attempt
 // timed out, or the connection broke) with the same `Idempotency-Key` gets the session the
 // first attempt made instead of a second one. A key is claimed in a KV bucket by create, so of
-// two concurrent attempts exactly one creates; keys expire with the bucket's age limit.
+// two concurrent attempts exactly one creates; keys expire with the bucket's age limit. Each
+// attempt that holds the claim knows it by the revision it wrote, so an attempt that failed
+// gives the key back only if no later attempt has taken the claim over since.
 import { createHash } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -18,7 +20,8 @@ export interface Claim {
   at: number;
 }
 
-export type ClaimResult = { claimed: true } | { claimed: false; earlier: Claim; revision: number };
+/** The claim's revision: the attempt that wrote it holds the key until another writes it. */
+export type ClaimResult = { claimed: true; revision: number } | { claimed: false; earlier: Claim; revision: number };
 
 export class IdempotencyKeys {
   private constructor(private readonly kv: KV) {}
@@ -32,8 +35,7 @@ export class IdempotencyKeys {
   async claim(user: string, key: string, claim: Claim): Promise<ClaimResult> {
     const id = keyOf(user, key);
     try {
-      await this.kv.create(id, JSON.stringify(claim));
-      return { claimed: true };
+      return { claimed: true, revision: await this.kv.create(id, JSON.stringify(claim)) };
     } catch (error) {
       if (!isConflict(error)) throw error;
     }
@@ -49,20 +51,31 @@ export class IdempotencyKeys {
     return { claimed: false, earlier, revision: entry.revision };
   }
 
-  /** Takes over a claim whose attempt never created its session; false if someone else did first. */
-  async reclaim(user: string, key: string, claim: Claim, revision: number): Promise<boolean> {
+  /**
+   * Takes over the claim at `revision`, whose attempt has not created its session; the new
+   * revision, or undefined if another attempt took it over first.
+   */
+  async reclaim(user: string, key: string, claim: Claim, revision: number): Promise<number | undefined> {
     try {
-      await this.kv.update(keyOf(user, key), JSON.stringify(claim), revision);
+      return await this.kv.update(keyOf(user, key), JSON.stringify(claim), revision);
+    } catch (error) {
+      if (isConflict(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Gives the key back after a create that failed, so that the client's retry can succeed: true,
+   * or false if another attempt has taken the claim over since `revision` (the key is then its).
+   */
+  async release(user: string, key: string, revision: number): Promise<boolean> {
+    try {
+      await this.kv.delete(keyOf(user, key), { previousSeq: revision });
       return true;
     } catch (error) {
       if (isConflict(error)) return false;
       throw error;
     }
-  }
-
-  /** Gives the key back after a create that failed, so that the client's retry can succeed. */
-  async release(user: string, key: string): Promise<void> {
-    await this.kv.delete(keyOf(user, key));
   }
 }
 

@@ -3,7 +3,9 @@
 // so two hosts admitting the same user at once cannot both take the last slot. Sessions that
 // have finished or been deleted, and creates that never wrote their record, are pruned when
 // the entry is next changed: no host has to remember to give a slot back, not even one that
-// died, and a stopped or deleted session's slot is free for the very next create.
+// died, and a stopped or deleted session's slot is free for the very next create. A slot is
+// taken by session id, once: a retry that makes the session an earlier attempt claimed
+// (admission.ts) takes the slot that attempt holds rather than a second.
 //
 // The bucket's compare-and-set is not always one: nats-server before 2.9.21 checks a write's
 // expected revision before the write is agreed among a clustered stream's replicas, not as part
@@ -27,8 +29,14 @@ import { isConflict, type SessionRecords } from '../../bus/session-records.ts';
 
 interface Held {
   id: string;
-  /** When the slot was taken: a slot whose session was never written is kept for a while. */
+  /** When the slot was taken. */
   at: number;
+  /**
+   * Until when a slot whose session has no record yet is kept: its create's last moment to send
+   * the record, and the while a write sent then may still land. Absent in slots written before
+   * it was kept, which are kept RESERVATION_MS from `at`.
+   */
+  until?: number;
 }
 
 /** A create waiting for its slot. */
@@ -39,15 +47,19 @@ interface Waiting {
   refused(error: unknown): void;
 }
 
-// Longer than any create takes between taking the slot and writing the session record: only a
-// slot whose record was never written is held this long; a finished or deleted one is not.
+// How long after its create's deadline a slot without a record is kept: a write sent just before
+// the deadline to a bucket whose leader is then lost is made, if ever, by the next leader, which
+// took up to 15 s to take writes again on a busy machine (cluster/node-loss).
+const LATE_WRITE_MS = 30_000;
+// The same for slots that name no deadline: longer than any create takes.
 const RESERVATION_MS = 60_000;
 // Hosts admitting the same user at once race for the entry: a loser tries again after a random
 // pause, so that two do not collide again in step. Past the creates' deadline they are refused
 // as a busy moment (503 with Retry-After).
 const PAUSE_MS = 20;
-// A default for a slot given back outside a request.
+// A default for a slot given back outside a request, and the pause before trying again.
 const RELEASE_MS = 5000;
+const RELEASE_RETRY_MS = 1000;
 
 export class UserQuotas {
   /** Per entry, the creates waiting on this host for the round that will admit them. */
@@ -89,10 +101,28 @@ export class UserQuotas {
     });
   }
 
-  /** Gives back the slot of a session whose creation failed after `admit`. */
+  /**
+   * Gives back the slot of a session whose creation failed after `admit`. The entry is written
+   * even when the slot is not in it: the slot's own write may have been sent to a leader lost
+   * since and be made late by the next, and a write after it either finds it (and drops it) or
+   * settles that it will never be made. While the bucket does not answer, it is tried again in
+   * the background until the slot would have expired anyway; the promise ends with the first try.
+   */
   async release(user: string, session: string): Promise<void> {
-    const drop = (held: Held[]) => (held.some((slot) => slot.id === session) ? held.filter((slot) => slot.id !== session) : undefined);
-    await this.change(user, drop, Date.now() + RELEASE_MS);
+    const drop = (held: Held[]) => held.filter((slot) => slot.id !== session);
+    const giveUpAt = Date.now() + LATE_WRITE_MS;
+    const attempt = () => this.change(user, drop, Date.now() + RELEASE_MS);
+    try {
+      await attempt();
+    } catch (error) {
+      void (async () => {
+        while (Date.now() < giveUpAt) {
+          await sleep(RELEASE_RETRY_MS);
+          if (await attempt().then(() => true, () => false)) return;
+        }
+      })();
+      throw error;
+    }
   }
 
   /** Rounds for the user's entry while creates wait: each round admits every one waiting that still fits. */
@@ -105,12 +135,22 @@ export class UserQuotas {
         // The round lasts as long as the create that waits longest.
         const deadline = Math.max(...batch.map((create) => create.deadline));
         await this.change(user, (held) => {
+          const slots = new Map(held.map((slot) => [slot.id, slot]));
+          // A create whose session already holds a slot keeps it, kept as long as it needs.
+          const holding = batch!.filter((create) => slots.has(create.session));
+          const rest = batch!.filter((create) => !slots.has(create.session));
           const room = Math.max(0, this.maxActive - held.length);
-          admitted = batch!.slice(0, room);
-          refused = batch!.slice(room);
-          if (admitted.length === 0) return undefined;
+          const taking = rest.slice(0, room);
+          admitted = [...holding, ...taking];
+          refused = rest.slice(room);
+          const kept = holding.filter((create) => until(slots.get(create.session)!) < create.deadline + LATE_WRITE_MS);
+          if (taking.length === 0 && kept.length === 0) return undefined;
           const at = Date.now();
-          return [...held, ...admitted.map(({ session }) => ({ id: session, at }))];
+          const longer = new Map(kept.map((create) => [create.session, create.deadline + LATE_WRITE_MS]));
+          return [
+            ...held.map((slot) => (longer.has(slot.id) ? { ...slot, until: longer.get(slot.id) } : slot)),
+            ...taking.map(({ session, deadline }) => ({ id: session, at, until: deadline + LATE_WRITE_MS })),
+          ];
         }, deadline);
       } catch (error) {
         for (const create of batch) create.refused(error);
@@ -154,8 +194,8 @@ export class UserQuotas {
   }
 
   /**
-   * The slots still taken: sessions active, and creates in flight (no record yet) for
-   * RESERVATION_MS; and a slot again for each session of the user the watch knows active that
+   * The slots still taken: sessions active, and creates in flight (no record yet) until their
+   * slot's `until`; and a slot again for each session of the user the watch knows active that
    * the entry lacks, once the bucket confirms it is.
    */
   private async stillActive(user: string, held: Held[]): Promise<Held[]> {
@@ -163,7 +203,7 @@ export class UserQuotas {
     const checked = await Promise.all(
       held.map(async (slot) => {
         const ended = await this.records.ended(slot.id);
-        return ended === undefined ? now - slot.at < RESERVATION_MS : !ended;
+        return ended === undefined ? now < until(slot) : !ended;
       }),
     );
     const listed = new Set(held.map((slot) => slot.id));
@@ -172,6 +212,8 @@ export class UserQuotas {
     return [...held.filter((_, i) => checked[i]), ...lost.flat()];
   }
 }
+
+const until = (slot: Held) => slot.until ?? slot.at + RESERVATION_MS;
 
 // KV keys allow few characters; user names may hold any.
 const keyOf = (user: string) => `user.${createHash('sha256').update(user).digest('hex')}`;

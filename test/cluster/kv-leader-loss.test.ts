@@ -225,7 +225,8 @@ test('kill -9 of the KV leader during a burst of creates: one session per Idempo
     await ask(token, 'POST', `/v1/sessions/${mine[0]}/stop`);
     // A read may come from a storage service whose copy of the record is a moment behind.
     await waitUntil('the stopped session finished', async () => (await ask(token, 'GET', `/v1/sessions/${mine[0]}`)).body.state === 'finished', 30_000);
-    assert.is((await ask(token, 'POST', '/v1/sessions', { name: 'freed', streamUri })).status, 201);
+    const freed = await ask(token, 'POST', '/v1/sessions', { name: 'freed', streamUri });
+    assert.is(freed.status, 201, `${user}: a create once one was stopped: ${JSON.stringify(freed.body)}`);
     assert.is((await ask(token, 'POST', '/v1/sessions', { name: 'over again', streamUri })).body.code, 'quota_exceeded');
   }
   console.log(

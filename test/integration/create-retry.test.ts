@@ -1,0 +1,154 @@
+// A create retried with its Idempotency-Key when the session the key was claimed for has no
+// record (actors/session/admission.ts): the earlier attempt failed, still runs, or sent a write a
+// new leader of the bucket will make late. The retry makes that same session at once, in the
+// slot the earlier attempt holds, instead of answering 503 until the claim is a minute old; the
+// earlier attempt, if it goes on, returns the session the retry made, and one that fails after
+// gives back neither the key nor the slot. Against a real NATS server, with the host's own
+// buckets and admission.
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { test } from '../../ops/support/uvu.ts';
+import * as assert from 'uvu/assert';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { admitSession, type AdmissionDeps } from '../../actors/session/admission.ts';
+import { fingerprintOf, IdempotencyKeys } from '../../actors/session/idempotency.ts';
+import { UserQuotas } from '../../actors/session/quotas.ts';
+import { readConfig } from '../../bus/config.ts';
+import type { CreateSessionRequest } from '../../bus/contracts/session.ts';
+import { newSessionId } from '../../bus/ids.ts';
+import { createLog } from '../../bus/log.ts';
+import { SessionRecords } from '../../bus/session-records.ts';
+import { buckets } from '../../bus/subjects.ts';
+import { freePort } from '../../ops/stack/ports.ts';
+import { startNats } from '../../ops/stack/nats.ts';
+import { waitUntil, type Service } from '../../ops/stack/process.ts';
+
+const config = readConfig();
+const MAX_ACTIVE = 3;
+
+let nats: Service;
+let nc: NatsConnection;
+let records: SessionRecords;
+let quotas: UserQuotas;
+let keys: IdempotencyKeys;
+let quotaKv: KV;
+/** What the next stream check waits for, if set: the attempt that makes it is held there. */
+let holdNextCheck: Promise<string | undefined> | undefined;
+let checksHeld = 0;
+
+test.before(async () => {
+  const port = await freePort();
+  nats = await startNats({ dir: join(config.varDir, 'test', `create-retry-${process.pid}`, 'nats'), port });
+  nc = await connect({ servers: `nats://127.0.0.1:${port}` });
+  const js = jetstream(nc);
+  records = await SessionRecords.open(js, createLog({ logLevel: 'silent', hostId: 'create-retry' }), 1);
+  quotas = await UserQuotas.open(js, records, MAX_ACTIVE, 1);
+  keys = await IdempotencyKeys.open(js, 3_600_000, 1);
+  quotaKv = await new Kvm(nc).open(buckets.quotas);
+});
+
+test.after(async () => {
+  records?.close();
+  await nc?.close();
+  await nats?.stop();
+});
+
+const deps = (): AdmissionDeps => ({
+  records,
+  quotas,
+  keys,
+  hostId: 'create-retry',
+  sessionMaxSeconds: 3600,
+  streamRefusal: async () => {
+    const held = holdNextCheck;
+    holdNextCheck = undefined;
+    if (!held) return undefined;
+    checksHeld++;
+    return held;
+  },
+});
+
+let users = 0;
+/** A request of a user of its own, so that each case starts with an empty quota. */
+function request(): CreateSessionRequest & { idempotencyKey: string } {
+  const user = `create-retry-${++users}`;
+  return { caller: { user, product: 'tests' }, body: { name: 'retried', streamUri: 'rtmp://127.0.0.1:9/live/x' }, idempotencyKey: `key-${users}` };
+}
+
+const admit = (create: CreateSessionRequest) => admitSession(deps(), create, Date.now() + 5000);
+const slots = async (user: string) =>
+  ((await quotaKv.get(`user.${createHash('sha256').update(user).digest('hex')}`))?.json<Array<{ id: string }>>() ?? []).map((slot) => slot.id);
+const code = (promise: Promise<unknown>) => promise.then(() => 'admitted', (error: { code?: string }) => error.code ?? String(error));
+
+test('a retry of a create whose record was never written makes that session at once, in its slot', async () => {
+  const create = request();
+  const { user } = create.caller;
+  // What an attempt whose record write was lost with the bucket's leader leaves: the key claimed, the slot taken.
+  const session = newSessionId(Date.now());
+  assert.ok((await keys.claim(user, create.idempotencyKey, { session, fingerprint: fingerprintOf({ caller: create.caller, body: create.body }), at: Date.now() })).claimed);
+  await quotas.admit(user, session, Date.now() + 5000);
+
+  const retried = await admit(create);
+  assert.is(retried.record.id, session, 'the session the key was claimed for');
+  assert.ok(retried.created);
+  assert.is((await records.fresh(session))?.record.state, 'active');
+  assert.equal(await slots(user), [session], 'one slot, the one the first attempt took');
+  const again = await admit(create);
+  assert.equal([again.record.id, again.created], [session, false]);
+});
+
+test('the first attempt, still running, returns the session its retry made', async () => {
+  const create = request();
+  let resume!: (refusal: string | undefined) => void;
+  holdNextCheck = new Promise((resolve) => (resume = resolve));
+  const held = checksHeld;
+  const first = admit(create);
+  await waitUntil('the first attempt held before its write', async () => checksHeld > held, 5000);
+
+  const retried = await admit(create);
+  assert.ok(retried.created);
+  resume(undefined);
+  const late = await first;
+  assert.equal([late.record.id, late.created], [retried.record.id, false], 'the same session, made once');
+  assert.equal(await slots(create.caller.user), [retried.record.id]);
+});
+
+test('a first attempt that fails after its retry took the key over gives back neither the key nor the slot', async () => {
+  const create = request();
+  let resume!: (refusal: string | undefined) => void;
+  holdNextCheck = new Promise((resolve) => (resume = resolve));
+  const held = checksHeld;
+  const first = code(admit(create));
+  await waitUntil('the first attempt held before its write', async () => checksHeld > held, 5000);
+
+  const retried = await admit(create);
+  resume('refused for this case');
+  assert.is(await first, 'invalid_body', 'the first attempt failed');
+  assert.equal(await slots(create.caller.user), [retried.record.id], 'the slot of the session made stays');
+  const again = await admit(create);
+  assert.equal([again.record.id, again.created], [retried.record.id, false], 'the key still names it');
+});
+
+test('a retry of a create whose session was made and deleted since makes a new one', async () => {
+  const create = request();
+  const made = await admit(create);
+  const latest = await records.fresh(made.record.id);
+  assert.ok(await records.remove(made.record.id, latest!.revision));
+  const retried = await admit(create);
+  assert.ok(retried.created);
+  assert.is.not(retried.record.id, made.record.id);
+  assert.equal(await slots(create.caller.user), [retried.record.id], "the deleted session's slot pruned");
+});
+
+test('a create refused before its write gives back its key and its slot', async () => {
+  const create = request();
+  holdNextCheck = Promise.resolve('refused for this case');
+  assert.is(await code(admit(create)), 'invalid_body');
+  assert.equal(await slots(create.caller.user), []);
+  const next = await admit(create);
+  assert.ok(next.created, 'the key is free for the retry');
+});
+
+test.run();
