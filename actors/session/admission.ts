@@ -14,7 +14,7 @@
 // write it one makes it and the other returns it, and the client has its answer as soon as the
 // bucket takes writes again.
 import type { CreateSessionRequest, SessionRecord } from '../../bus/contracts/session.ts';
-import { badRequest, notInTime } from '../../bus/errors.ts';
+import { badRequest, notInTime, ServiceError } from '../../bus/errors.ts';
 import { parseStreamUri, type StreamUri } from '../../bus/stream-uri.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { fingerprintOf, type IdempotencyKeys } from './idempotency.ts';
@@ -39,6 +39,9 @@ export interface Admitted {
 
 // The KV write and the reply must fit in what is left of the caller's wait.
 const COMMIT_MARGIN_MS = 1000;
+
+/** What an attempt did to its user's quota: nothing, took a slot, or sent a write it could not confirm. */
+type Slot = 'none' | 'taken' | 'unsure';
 
 /** The idempotency key as this attempt holds it: its name and the claim's revision it wrote. */
 interface HeldKey {
@@ -68,8 +71,16 @@ export async function admitSession(
     } else key = { name: idempotencyKey, revision: result.revision };
   }
   let sent = false;
+  let slot: Slot = 'none';
   try {
-    await deps.quotas.admit(caller.user, record.id, deadline - COMMIT_MARGIN_MS);
+    try {
+      await deps.quotas.admit(caller.user, record.id, deadline - COMMIT_MARGIN_MS);
+      slot = 'taken';
+    } catch (error) {
+      // A refusal (the quota full, or no turn in time) wrote nothing; a failure may have.
+      if (!(error instanceof ServiceError)) slot = 'unsure';
+      throw error;
+    }
     const refusal = await deps.streamRefusal(parseStreamUri(body.streamUri));
     if (refusal) throw badRequest('invalid_body', `body.streamUri: ${refusal}`, [{ field: 'body.streamUri', message: refusal }]);
     if (Date.now() > deadline - COMMIT_MARGIN_MS) {
@@ -85,7 +96,7 @@ export async function admitSession(
     }
     // Once the record is sent, the session may exist whatever the error says (even "no
     // responders" can be the read that the KV client makes after its write timed out).
-    if (!sent) await giveBack(deps, caller.user, record.id, key);
+    if (!sent) await giveBack(deps, caller.user, record.id, deadline - COMMIT_MARGIN_MS, key, slot);
     throw error;
   }
   return { record, created: true };
@@ -93,12 +104,20 @@ export async function admitSession(
 
 /**
  * Frees what an attempt that made no session holds: its idempotency key and its quota slot;
- * neither if a later attempt has taken the key over, whose session it now is to make.
+ * neither if a later attempt has taken the key over, whose session it now is to make. A key
+ * whose release went unanswered may still be held, and a retry that finds it takes a slot again.
  */
-async function giveBack(deps: AdmissionDeps, user: string, session: string, key: HeldKey | undefined): Promise<void> {
-  if (key && !(await deps.keys.release(user, key.name, key.revision).catch(() => false))) return;
+async function giveBack(
+  deps: AdmissionDeps,
+  user: string,
+  session: string,
+  slotDeadline: number,
+  key: HeldKey | undefined,
+  slot: Slot,
+): Promise<void> {
+  const takenOver = key !== undefined && !(await deps.keys.release(user, key.name, key.revision).catch(() => true));
   // Else its slot would be held until it expires by a session that will never exist.
-  await deps.quotas.release(user, session).catch(() => {});
+  if (!takenOver && slot !== 'none') await deps.quotas.release(user, session, slotDeadline, { unsure: slot === 'unsure' });
 }
 
 function newRecord(

@@ -27,7 +27,7 @@ import { buckets } from '../../bus/subjects.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { isConflict, type SessionRecords } from '../../bus/session-records.ts';
 
-interface Held {
+export interface Held {
   id: string;
   /** When the slot was taken. */
   at: number;
@@ -40,9 +40,7 @@ interface Held {
 }
 
 /** A create waiting for its slot. */
-interface Waiting {
-  session: string;
-  deadline: number;
+interface Waiting extends SlotRequest {
   admitted(): void;
   refused(error: unknown): void;
 }
@@ -57,9 +55,9 @@ const RESERVATION_MS = 60_000;
 // pause, so that two do not collide again in step. Past the creates' deadline they are refused
 // as a busy moment (503 with Retry-After).
 const PAUSE_MS = 20;
-// A default for a slot given back outside a request, and the pause before trying again.
+// A default for a slot given back outside a request, and the pause before checking it again.
 const RELEASE_MS = 5000;
-const RELEASE_RETRY_MS = 1000;
+const RELEASE_CHECK_MS = 1000;
 
 export class UserQuotas {
   /** Per entry, the creates waiting on this host for the round that will admit them. */
@@ -102,60 +100,50 @@ export class UserQuotas {
   }
 
   /**
-   * Gives back the slot of a session whose creation failed after `admit`. The entry is written
-   * even when the slot is not in it: the slot's own write may have been sent to a leader lost
-   * since and be made late by the next, and a write after it either finds it (and drops it) or
-   * settles that it will never be made. While the bucket does not answer, it is tried again in
-   * the background until the slot would have expired anyway; the promise ends with the first try.
+   * Gives back the slot that `admit(user, session, deadline)` took, or may have (`unsure`: its
+   * write went unconfirmed), for a create that failed before writing its record. The first try is
+   * awaited. If the slot's write was unconfirmed, or the release fails, the entry is checked
+   * again every second until the slot would have expired anyway, and the slot dropped whenever
+   * it is there while its session has no record: a write sent to a leader lost since may be made
+   * late by the next, and on nats-server before 2.9.21 a write on the same revision can put a
+   * dropped slot back. A slot kept longer than this create asked for is another attempt's, a
+   * retry with the same key that makes the session, and stays.
    */
-  async release(user: string, session: string): Promise<void> {
-    const drop = (held: Held[]) => held.filter((slot) => slot.id !== session);
-    const giveUpAt = Date.now() + LATE_WRITE_MS;
-    const attempt = () => this.change(user, drop, Date.now() + RELEASE_MS);
-    try {
-      await attempt();
-    } catch (error) {
-      void (async () => {
-        while (Date.now() < giveUpAt) {
-          await sleep(RELEASE_RETRY_MS);
-          if (await attempt().then(() => true, () => false)) return;
-        }
-      })();
-      throw error;
-    }
+  async release(user: string, session: string, deadline: number, { unsure = false } = {}): Promise<void> {
+    const mine = deadline + LATE_WRITE_MS;
+    if ((await this.dropUnwritten(user, session, mine)) && !unsure) return;
+    void (async () => {
+      while (Date.now() + RELEASE_CHECK_MS < mine) {
+        await sleep(RELEASE_CHECK_MS, undefined, { ref: false });
+        await this.dropUnwritten(user, session, mine);
+      }
+    })();
+  }
+
+  /** Drops the slot if the entry holds it for `mine` at most and its session has no record; false if the bucket did not answer. */
+  private async dropUnwritten(user: string, session: string, mine: number): Promise<boolean> {
+    const drop = async (held: Held[]) => {
+      const slot = held.find((candidate) => candidate.id === session);
+      if (!slot || until(slot) > mine || (await this.records.ended(session)) !== undefined) return undefined;
+      return held.filter((other) => other !== slot);
+    };
+    return this.change(user, drop, Date.now() + RELEASE_MS).then(() => true, () => false);
   }
 
   /** Rounds for the user's entry while creates wait: each round admits every one waiting that still fits. */
   private async admitWaiting(user: string, key: string): Promise<void> {
     for (let batch = this.waiting.get(key); batch && batch.length > 0; batch = this.waiting.get(key)) {
       this.waiting.set(key, []);
-      let admitted: Waiting[] = [];
-      let refused: Waiting[] = [];
+      let round: Round<Waiting> = { admitted: [], refused: [] };
       try {
         // The round lasts as long as the create that waits longest.
         const deadline = Math.max(...batch.map((create) => create.deadline));
-        await this.change(user, (held) => {
-          const slots = new Map(held.map((slot) => [slot.id, slot]));
-          // A create whose session already holds a slot keeps it, kept as long as it needs.
-          const holding = batch!.filter((create) => slots.has(create.session));
-          const rest = batch!.filter((create) => !slots.has(create.session));
-          const room = Math.max(0, this.maxActive - held.length);
-          const taking = rest.slice(0, room);
-          admitted = [...holding, ...taking];
-          refused = rest.slice(room);
-          const kept = holding.filter((create) => until(slots.get(create.session)!) < create.deadline + LATE_WRITE_MS);
-          if (taking.length === 0 && kept.length === 0) return undefined;
-          const at = Date.now();
-          const longer = new Map(kept.map((create) => [create.session, create.deadline + LATE_WRITE_MS]));
-          return [
-            ...held.map((slot) => (longer.has(slot.id) ? { ...slot, until: longer.get(slot.id) } : slot)),
-            ...taking.map(({ session, deadline }) => ({ id: session, at, until: deadline + LATE_WRITE_MS })),
-          ];
-        }, deadline);
+        await this.change(user, (held) => (round = admitInto(held, batch!, this.maxActive, Date.now())).written, deadline);
       } catch (error) {
         for (const create of batch) create.refused(error);
         continue;
       }
+      const { admitted, refused } = round;
       for (const create of admitted) create.admitted();
       for (const create of refused) {
         create.refused(quotaExceeded(`this user already has ${this.maxActive} active sessions, the most allowed; stop one first`));
@@ -168,7 +156,7 @@ export class UserQuotas {
    * Applies `next` to the entry's sessions still active, by compare-and-set, until it holds or
    * `deadline` is near; `next` answers undefined for nothing to write.
    */
-  private async change(user: string, next: (held: Held[]) => Held[] | undefined, deadline: number): Promise<void> {
+  private async change(user: string, next: (held: Held[]) => Held[] | undefined | Promise<Held[] | undefined>, deadline: number): Promise<void> {
     const key = keyOf(user);
     for (let attempt = 0; ; attempt++) {
       if (attempt > 0) {
@@ -181,7 +169,7 @@ export class UserQuotas {
       }
       const entry = await this.kv.get(key);
       const revision = entry?.operation === 'PUT' ? entry.revision : 0;
-      const written = next(await this.stillActive(user, revision ? entry!.json<Held[]>() : []));
+      const written = await next(await this.stillActive(user, revision ? entry!.json<Held[]>() : []));
       if (!written) return;
       try {
         if (revision) await this.kv.update(key, JSON.stringify(written), revision);
@@ -214,6 +202,51 @@ export class UserQuotas {
 }
 
 const until = (slot: Held) => slot.until ?? slot.at + RESERVATION_MS;
+
+/** A create asking for a slot: its session, and its last moment to send the session's record. */
+export interface SlotRequest {
+  session: string;
+  deadline: number;
+}
+
+export interface Round<T extends SlotRequest> {
+  admitted: T[];
+  refused: T[];
+  /** The entry to write, or undefined if it is to stay as it is. */
+  written?: Held[];
+}
+
+/**
+ * The creates of one round that fit beside the slots `held`, in order, at most `maxActive` in
+ * all. A session has one slot however many of its creates ask (a retry of a create with the same
+ * key makes the same session), kept as long as the one that needs it longest.
+ */
+export function admitInto<T extends SlotRequest>(held: Held[], creates: T[], maxActive: number, now: number): Round<T> {
+  const slots = new Map(held.map((slot) => [slot.id, slot]));
+  const wanted = new Map<string, number>();
+  const round: Round<T> = { admitted: [], refused: [] };
+  let room = maxActive - held.length;
+  for (const create of creates) {
+    const holding = slots.has(create.session) || wanted.has(create.session);
+    if (!holding && room <= 0) {
+      round.refused.push(create);
+      continue;
+    }
+    if (!holding) room--;
+    round.admitted.push(create);
+    wanted.set(create.session, Math.max(wanted.get(create.session) ?? 0, create.deadline + LATE_WRITE_MS));
+  }
+  const longer = (slot: Held) => until(slot) < (wanted.get(slot.id) ?? 0);
+  const added = [...wanted].filter(([id]) => !slots.has(id));
+  if (added.length === 0 && !held.some(longer)) return round;
+  return {
+    ...round,
+    written: [
+      ...held.map((slot) => (longer(slot) ? { ...slot, until: wanted.get(slot.id) } : slot)),
+      ...added.map(([id, needed]) => ({ id, at: now, until: needed })),
+    ],
+  };
+}
 
 // KV keys allow few characters; user names may hold any.
 const keyOf = (user: string) => `user.${createHash('sha256').update(user).digest('hex')}`;

@@ -7,9 +7,10 @@
 // buckets and admission.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { admitSession, type AdmissionDeps } from '../../actors/session/admission.ts';
@@ -24,6 +25,7 @@ import { buckets } from '../../bus/subjects.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startNats } from '../../ops/stack/nats.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
+import { activeSessionRecord } from '../support/session-record.ts';
 
 const config = readConfig();
 const MAX_ACTIVE = 3;
@@ -78,8 +80,8 @@ function request(): CreateSessionRequest & { idempotencyKey: string } {
 }
 
 const admit = (create: CreateSessionRequest) => admitSession(deps(), create, Date.now() + 5000);
-const slots = async (user: string) =>
-  ((await quotaKv.get(`user.${createHash('sha256').update(user).digest('hex')}`))?.json<Array<{ id: string }>>() ?? []).map((slot) => slot.id);
+const slotsKey = (user: string) => `user.${createHash('sha256').update(user).digest('hex')}`;
+const slots = async (user: string) => ((await quotaKv.get(slotsKey(user)))?.json<Array<{ id: string }>>() ?? []).map((slot) => slot.id);
 const code = (promise: Promise<unknown>) => promise.then(() => 'admitted', (error: { code?: string }) => error.code ?? String(error));
 
 test('a retry of a create whose record was never written makes that session at once, in its slot', async () => {
@@ -149,6 +151,48 @@ test('a create refused before its write gives back its key and its slot', async 
   assert.equal(await slots(create.caller.user), []);
   const next = await admit(create);
   assert.ok(next.created, 'the key is free for the retry');
+});
+
+test('a slot whose write went unconfirmed is dropped when it appears late, unless its session was made meanwhile', async () => {
+  const { user } = request().caller;
+  const [lost, made] = [newSessionId(Date.now()), newSessionId(Date.now() + 1)];
+  const deadline = Date.now() + 5000;
+  await quotas.release(user, lost, deadline, { unsure: true });
+  await quotas.release(user, made, deadline, { unsure: true });
+  // What a new leader that makes both slots' writes late leaves, and a retry that wrote one's record.
+  const at = Date.now();
+  await quotaKv.put(slotsKey(user), JSON.stringify([lost, made].map((id) => ({ id, at, until: deadline + 30_000 }))));
+  await records.create({ ...activeSessionRecord(user, 'made by a retry'), id: made });
+  await waitUntil('the slot without a session dropped', async () => !(await slots(user)).includes(lost), 5000);
+  // The entry is checked every second: two more checks keep the slot of the session made.
+  await sleep(2500);
+  assert.equal(await slots(user), [made]);
+});
+
+test("a failed attempt's release leaves the slot that a retry of it took over, its record not yet written", async () => {
+  const { user } = request().caller;
+  const session = newSessionId(Date.now());
+  const first = Date.now() + 2000;
+  await quotas.admit(user, session, first);
+  // The retry, with the same key and a later deadline, holds the slot now.
+  await quotas.admit(user, session, first + 3000);
+  await quotas.release(user, session, first);
+  assert.equal(await slots(user), [session]);
+});
+
+// Last: it removes the keys' bucket.
+test("a create refused before its write while the keys' bucket does not answer still gives back its slot", async () => {
+  const create = request();
+  let resume!: (refusal: string | undefined) => void;
+  holdNextCheck = new Promise((resolve) => (resume = resolve));
+  const held = checksHeld;
+  const first = code(admit(create));
+  await waitUntil('the attempt held before its write', async () => checksHeld > held, 5000);
+  assert.equal((await slots(create.caller.user)).length, 1, 'its slot taken');
+  await (await jetstreamManager(nc)).streams.delete(`KV_${buckets.idempotency}`);
+  resume('refused for this case');
+  assert.is(await first, 'invalid_body');
+  assert.equal(await slots(create.caller.user), [], 'the slot given back all the same');
 });
 
 test.run();
