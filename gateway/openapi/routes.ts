@@ -47,7 +47,7 @@ export const documentedRoutes: DocumentedRoute[] = [
     errors: {
       400: 'a stream URI that is not rtmp, rtmps or rtsp, or whose host is not allowed; an Idempotency-Key reused with a different body',
       429: 'the user holds the most active sessions allowed (`quota_exceeded`), or created the most sessions allowed per minute (`rate_limited`)',
-      503: 'no host has capacity (`overloaded`), or a request with the same Idempotency-Key is still running; nothing was created',
+      503: 'no host has capacity (`overloaded`), or another request with the same Idempotency-Key is being answered at that moment; a retry with the key returns the session if one was made',
     },
   },
   {
