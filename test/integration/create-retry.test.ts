@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { admitSession, type AdmissionDeps } from '../../actors/session/admission.ts';
+import { admitSession, type AdmissionDeps, type Admitted } from '../../actors/session/admission.ts';
 import { fingerprintOf, IdempotencyKeys } from '../../actors/session/idempotency.ts';
 import { UserQuotas } from '../../actors/session/quotas.ts';
 import { readConfig } from '../../bus/config.ts';
@@ -80,6 +80,16 @@ function request(): CreateSessionRequest & { idempotencyKey: string } {
 }
 
 const admit = (create: CreateSessionRequest) => admitSession(deps(), create, Date.now() + 5000);
+
+/** An attempt at `create` held at its stream check, after its claim and slot and before its write, until resumed with the check's answer. */
+async function heldAttempt(create: CreateSessionRequest): Promise<{ outcome: Promise<Admitted>; resume(refusal?: string): void }> {
+  let resume!: (refusal?: string) => void;
+  holdNextCheck = new Promise((resolve) => (resume = resolve));
+  const held = checksHeld;
+  const outcome = admit(create);
+  await waitUntil('the attempt held before its write', async () => checksHeld > held, 5000);
+  return { outcome, resume };
+}
 const slotsKey = (user: string) => `user.${createHash('sha256').update(user).digest('hex')}`;
 const slots = async (user: string) => ((await quotaKv.get(slotsKey(user)))?.json<Array<{ id: string }>>() ?? []).map((slot) => slot.id);
 const code = (promise: Promise<unknown>) => promise.then(() => 'admitted', (error: { code?: string }) => error.code ?? String(error));
@@ -103,31 +113,21 @@ test('a retry of a create whose record was never written makes that session at o
 
 test('the first attempt, still running, returns the session its retry made', async () => {
   const create = request();
-  let resume!: (refusal: string | undefined) => void;
-  holdNextCheck = new Promise((resolve) => (resume = resolve));
-  const held = checksHeld;
-  const first = admit(create);
-  await waitUntil('the first attempt held before its write', async () => checksHeld > held, 5000);
-
+  const first = await heldAttempt(create);
   const retried = await admit(create);
   assert.ok(retried.created);
-  resume(undefined);
-  const late = await first;
+  first.resume();
+  const late = await first.outcome;
   assert.equal([late.record.id, late.created], [retried.record.id, false], 'the same session, made once');
   assert.equal(await slots(create.caller.user), [retried.record.id]);
 });
 
 test('a first attempt that fails after its retry took the key over gives back neither the key nor the slot', async () => {
   const create = request();
-  let resume!: (refusal: string | undefined) => void;
-  holdNextCheck = new Promise((resolve) => (resume = resolve));
-  const held = checksHeld;
-  const first = code(admit(create));
-  await waitUntil('the first attempt held before its write', async () => checksHeld > held, 5000);
-
+  const first = await heldAttempt(create);
   const retried = await admit(create);
-  resume('refused for this case');
-  assert.is(await first, 'invalid_body', 'the first attempt failed');
+  first.resume('refused for this case');
+  assert.is(await code(first.outcome), 'invalid_body', 'the first attempt failed');
   assert.equal(await slots(create.caller.user), [retried.record.id], 'the slot of the session made stays');
   const again = await admit(create);
   assert.equal([again.record.id, again.created], [retried.record.id, false], 'the key still names it');
@@ -183,15 +183,11 @@ test("a failed attempt's release leaves the slot that a retry of it took over, i
 // Last: it removes the keys' bucket.
 test("a create refused before its write while the keys' bucket does not answer still gives back its slot", async () => {
   const create = request();
-  let resume!: (refusal: string | undefined) => void;
-  holdNextCheck = new Promise((resolve) => (resume = resolve));
-  const held = checksHeld;
-  const first = code(admit(create));
-  await waitUntil('the attempt held before its write', async () => checksHeld > held, 5000);
+  const attempt = await heldAttempt(create);
   assert.equal((await slots(create.caller.user)).length, 1, 'its slot taken');
   await (await jetstreamManager(nc)).streams.delete(`KV_${buckets.idempotency}`);
-  resume('refused for this case');
-  assert.is(await first, 'invalid_body');
+  attempt.resume('refused for this case');
+  assert.is(await code(attempt.outcome), 'invalid_body');
   assert.equal(await slots(create.caller.user), [], 'the slot given back all the same');
 });
 
