@@ -12,6 +12,7 @@ import { S16Decoder, SAMPLE_RATE } from './pcm.ts';
 import { PitchTracker } from './pitch.ts';
 import { SampleQueue } from './sample-queue.ts';
 import { DEFAULT_SEGMENTER, SpeechSegmenter, type SampleSpan, type SegmenterOptions } from './segmenter.ts';
+import { SpeakerLevel, voiceLevelDbfs } from './speaker-level.ts';
 import { VAD_STEP, VadStream } from './vad.ts';
 
 /** A stretch of speech; start and end in seconds since the session's start. */
@@ -67,6 +68,7 @@ export class VoiceAnalyzer {
   private readonly pitch = new PitchTracker(FRAME);
   private readonly segmenter: SpeechSegmenter;
   private readonly background: BackgroundLevel;
+  private readonly speaker: SpeakerLevel;
   /** Mean power of the step in progress. */
   private stepPower = 0;
   /** A step this likely is speech: the segmenter's start threshold. */
@@ -84,6 +86,7 @@ export class VoiceAnalyzer {
     const segmenter = options.segmenter ?? DEFAULT_SEGMENTER;
     this.segmenter = new SpeechSegmenter(segmenter);
     this.background = new BackgroundLevel(segmenter.background);
+    this.speaker = new SpeakerLevel(segmenter.speaker);
     this.speechProbability = segmenter.startThreshold;
     this.history = new AudioHistory(historyLength(segmenter));
   }
@@ -210,13 +213,12 @@ export class VoiceAnalyzer {
     this.options.onSecond(row);
   }
 
+  /** Hands a segment on for transcription, unless it is only the background talking while the speaker is silent. */
   private emitSegment(span: SampleSpan): void {
-    this.options.onSegment({
-      start: this.secondsOf(span.start),
-      end: this.secondsOf(span.end),
-      speech: span.speech / SAMPLE_RATE,
-      samples: this.history.copy(span.start, span.end),
-    });
+    const samples = this.history.copy(span.start, span.end);
+    const end = this.secondsOf(span.end);
+    if (!this.speaker.keeps(voiceLevelDbfs(samples), end, this.background.talks)) return;
+    this.options.onSegment({ start: this.secondsOf(span.start), end, speech: span.speech / SAMPLE_RATE, samples });
   }
 
   /** Seconds since the session's start of sample `index` of the stream. */

@@ -68,6 +68,8 @@ export class BackgroundLevel {
   private heard = 0;
   /** Steps in a row at the floor or below the voice, up to this one. */
   private pausedFor = 0;
+  /** The floor at the last step (dBFS). */
+  private floor = -Infinity;
 
   constructor(private readonly options: BackgroundLevelOptions) {
     this.powers = new Float64Array(options.smoothingSteps);
@@ -77,7 +79,7 @@ export class BackgroundLevel {
 
   /** Takes the next step's mean power (mean of squared samples) and speech probability; whether it is only the background. */
   step(meanSquare: number, probability: number): boolean {
-    const { smoothingSteps, blockSteps, loudBelowDb, audibleAboveDbfs, marginDb, belowVoiceDb, pauseSteps, heardRate, heardAbove } = this.options;
+    const { smoothingSteps, blockSteps, loudBelowDb, marginDb, belowVoiceDb, pauseSteps, heardRate } = this.options;
     this.powers[this.powerCount++ % smoothingSteps] = meanSquare;
     let sum = 0;
     for (const power of this.powers) sum += power;
@@ -86,6 +88,7 @@ export class BackgroundLevel {
     this.blockPeak = Math.max(this.blockPeak, level);
     if (++this.blockStep === blockSteps) this.closeBlock();
     const floor = Math.min(this.blockFloor, extreme(this.floors, this.blocks, Math.min, Infinity));
+    this.floor = floor;
     const peak = Math.max(this.blockPeak, extreme(this.peaks, this.blocks, Math.max, -Infinity));
     const atFloor = level < floor + marginDb;
     const belowVoice = level < peak - belowVoiceDb;
@@ -93,7 +96,12 @@ export class BackgroundLevel {
     if (this.pausedFor >= pauseSteps) this.heard += heardRate * (probability - this.heard);
     const crowd = peak - floor < loudBelowDb;
     const background = crowd ? atFloor : belowVoice;
-    return background && floor > audibleAboveDbfs && this.heard >= heardAbove;
+    return background && this.talks;
+  }
+
+  /** Whether the background is voices: the VAD hears speech in the speaker's pauses, and the room is not silent. */
+  get talks(): boolean {
+    return this.floor > this.options.audibleAboveDbfs && this.heard >= this.options.heardAbove;
   }
 
   private closeBlock(): void {

@@ -11,6 +11,7 @@
 // Pure: works on sample indices and knows nothing of models or audio.
 import { DEFAULT_BACKGROUND_LEVEL, type BackgroundLevelOptions } from './background-level.ts';
 import { SAMPLE_RATE } from './pcm.ts';
+import { DEFAULT_SPEAKER_LEVEL, type SpeakerLevelOptions } from './speaker-level.ts';
 
 export interface SegmenterOptions {
   /** A step at or above this starts speech. */
@@ -26,6 +27,8 @@ export interface SegmenterOptions {
   crowdEndSilence: number;
   /** When a step is at the background's level. */
   background: BackgroundLevelOptions;
+  /** When a finished segment is only the background talking, and so not the speaker's. */
+  speaker: SpeakerLevelOptions;
   /** Longer speech is cut into segments of this many samples. */
   maxLength: number;
   /** Segments with less speech than this are clicks and coughs, not speech. */
@@ -42,6 +45,7 @@ export const DEFAULT_SEGMENTER: SegmenterOptions = {
   longEndSilence: 0.5 * SAMPLE_RATE,
   crowdEndSilence: 0.5 * SAMPLE_RATE,
   background: DEFAULT_BACKGROUND_LEVEL,
+  speaker: DEFAULT_SPEAKER_LEVEL,
   maxLength: 20 * SAMPLE_RATE,
   minSpeech: 0.25 * SAMPLE_RATE,
   padding: 0.1 * SAMPLE_RATE,

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { DEFAULT_BACKGROUND_LEVEL } from '../../actors/voice/background-level.ts';
+import { DEFAULT_SPEAKER_LEVEL } from '../../actors/voice/speaker-level.ts';
 import { SpeechSegmenter } from '../../actors/voice/segmenter.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 import { VoiceActivityModel } from '../../actors/voice/vad.ts';
@@ -80,7 +81,7 @@ test('segmenter: hysteresis, minimum length, long pauses, and the maximum-length
   const step = 512;
   const run = (probabilities: number[]) => {
     const segmenter = new SpeechSegmenter({
-      startThreshold: 0.5, endThreshold: 0.35, endSilence: 8 * step, longLength: 20 * step, longEndSilence: 3 * step, crowdEndSilence: 3 * step, background: DEFAULT_BACKGROUND_LEVEL, maxLength: 40 * step, minSpeech: 4 * step, padding: 0,
+      startThreshold: 0.5, endThreshold: 0.35, endSilence: 8 * step, longLength: 20 * step, longEndSilence: 3 * step, crowdEndSilence: 3 * step, background: DEFAULT_BACKGROUND_LEVEL, speaker: DEFAULT_SPEAKER_LEVEL, maxLength: 40 * step, minSpeech: 4 * step, padding: 0,
     });
     const spans = probabilities.map((p, i) => segmenter.step(p, i * step, (i + 1) * step)).filter((span) => span !== undefined);
     const last = segmenter.finish(probabilities.length * step);
@@ -101,7 +102,7 @@ test('segmenter: hysteresis, minimum length, long pauses, and the maximum-length
 });
 
 test('segmenter property: segments in order, apart, no longer than the maximum, and only a long enough pause ends one', () => {
-  const options = { startThreshold: 0.5, endThreshold: 0.35, endSilence: 8, longLength: 20, longEndSilence: 3, crowdEndSilence: 3, background: DEFAULT_BACKGROUND_LEVEL, maxLength: 40, minSpeech: 4, padding: 0 };
+  const options = { startThreshold: 0.5, endThreshold: 0.35, endSilence: 8, longLength: 20, longEndSilence: 3, crowdEndSilence: 3, background: DEFAULT_BACKGROUND_LEVEL, speaker: DEFAULT_SPEAKER_LEVEL, maxLength: 40, minSpeech: 4, padding: 0 };
   // Runs of speech, dips and silence, one sample a step.
   const steps = fc
     .array(fc.tuple(fc.constantFrom(0.1, 0.4, 0.9), fc.integer({ min: 1, max: 12 })), { maxLength: 40 })
