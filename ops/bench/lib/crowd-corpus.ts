@@ -95,3 +95,21 @@ export async function crowdTrack(mediaDir: string, corpus: Corpus, condition: Cr
   if (condition.talkers.length === 0) return corpus.track;
   return mixAtSnr(corpus.track, await crowd(mediaDir, condition.talkers, corpus.track.length, seed), condition.snrDb);
 }
+
+/** Seconds the crowd talks alone before the speaker's first sentence, between the two halves of the sentences, and after the last. */
+export const CROWD_ALONE_SECONDS = 15;
+
+/**
+ * The corpus with the speaker silent for CROWD_ALONE_SECONDS before, halfway through and after
+ * its sentences, as a speaker pauses on a stream while the room talks on; crowdTrack() mixes
+ * the crowd over all of it at the condition's SNR against the speaker's voice.
+ */
+export function withCrowdAlone(corpus: Corpus, sampleRate: number): Corpus {
+  const alone = CROWD_ALONE_SECONDS * sampleRate;
+  const half = corpus.sentences[Math.floor(corpus.sentences.length / 2)]!.start;
+  const track = new Float32Array(corpus.track.length + 3 * alone);
+  track.set(corpus.track.subarray(0, half), alone);
+  track.set(corpus.track.subarray(half), 2 * alone + half);
+  const sentences = corpus.sentences.map((sentence) => ({ ...sentence, start: sentence.start + (sentence.start >= half ? 2 * alone : alone) }));
+  return { track, sentences };
+}
