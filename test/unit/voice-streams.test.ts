@@ -4,8 +4,9 @@ import type { AudioSecond } from '../../bus/contracts/rows.ts';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
 import { VoiceThread } from '../../actors/voice/threaded.ts';
 import { VoiceActivityModel } from '../../actors/voice/vad.ts';
-import { GATHER_MS, VoiceStreams } from '../../actors/voice/voice-streams.ts';
+import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
 import { readConfig } from '../../bus/config.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
 import { jfkPcm } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();
@@ -82,7 +83,8 @@ test('audio arriving from several streams within GATHER_MS goes through the VAD 
     streams.write(stream, jfk!.subarray(i * CHUNK, (i + 1) * CHUNK));
     await new Promise((resolve) => setImmediate(resolve));
   }
-  await new Promise((resolve) => setTimeout(resolve, GATHER_MS + 50));
+  // Every step analysed (a round of one stream's steps would have made more calls by then).
+  await waitUntil('the four chunks analysed', async () => calls >= 4 && opened.every((stream) => stream.backlog === 0), 10_000);
   assert.is(calls, 4, 'four rounds of four streams, not sixteen of one');
   await Promise.all(opened.map((stream) => streams.close(stream)));
 });
