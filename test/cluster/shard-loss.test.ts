@@ -31,6 +31,7 @@ import { makeClip } from '../support/clips.ts';
 import { cutOff } from '../support/partition.ts';
 import { assertAudioStoredOnce, assertNoMergesOnCluster, onNode } from '../support/cluster-copies.ts';
 import { NO_MERGES } from '../support/copies.ts';
+import { finalMediaSeconds } from '../support/final-media.ts';
 import { assertGapsShed, gapsOf, shedAudioSeconds } from '../support/shed-audio.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
 
@@ -286,13 +287,7 @@ test('afterwards: every second of media received has exactly one row, nothing de
         .map((row) => Number(row.second));
       return live.every((second) => seconds.includes(second));
     }, 30_000).catch(() => {});
-    // The owner adds the media of the last moments to the record once its worker has stopped, a
-    // moment after the record reads finished: read the count once that write is in.
-    let media = 0;
-    await waitUntil('the final media count written', async () => {
-      media = (await api(cluster.gateways[0]!.baseUrl, 'GET', `/v1/sessions/${id}`)).body.meta.mediaSeconds as number;
-      return seconds.length - media <= 2;
-    }, 15_000).catch(() => {});
+    const media = await finalMediaSeconds(async () => (await api(cluster.gateways[0]!.baseUrl, 'GET', `/v1/sessions/${id}`)).body.meta.mediaSeconds as number, seconds.length, 2);
     const { gaps, missing: missingHere } = gapsOf(seconds);
     console.log(`  session ${id}: ${media} s of media received, ${seconds.length} audio rows, ${live.length} heard live, gaps [${gaps}]`);
     assert.equal(live.filter((second) => !seconds.includes(second)), [], 'every second heard live is stored');

@@ -20,6 +20,7 @@ import { ask } from '../../ops/stack/zookeeper.ts';
 import { DATABASE, startLiveCluster, type LiveCluster, type Reads } from '../support/live-cluster.ts';
 import { assertAudioStoredOnce, assertNoMergesOnCluster } from '../support/cluster-copies.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
+import { finalMediaSeconds } from '../support/final-media.ts';
 import { assertGapsShed, gapsOf } from '../support/shed-audio.ts';
 
 const LOSS_MS = 30_000;
@@ -153,13 +154,7 @@ test('no row set aside as dead, and every second of media has its row', async ()
       return notStored.length === 0;
     }, 30_000).catch(() => {});
     const { gaps, missing: missingHere } = gapsOf(seconds);
-    // The owner adds the media of the last moments to the record once its worker has stopped, a
-    // moment after the record reads finished: read the count once that write is in.
-    let media = 0;
-    await waitUntil('the final media count written', async () => {
-      media = (await session(id)).meta.mediaSeconds as number;
-      return seconds.length + missingHere - media <= 2;
-    }, 15_000).catch(() => {});
+    const media = await finalMediaSeconds(async () => (await session(id)).meta.mediaSeconds as number, seconds.length + missingHere, 2);
     console.log(`  session ${id}: ${media} s of media, rows for ${seconds.length} seconds, gaps [${gaps.join(', ')}]`);
     assert.equal(notStored, [], 'every second heard live is stored');
     missing += missingHere;
