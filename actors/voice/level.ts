@@ -18,3 +18,20 @@ export function dbfsFromPower(meanSquare: number): number {
 export function levelDbfs(samples: Float32Array): number {
   return samples.length === 0 ? SILENCE_DBFS : dbfsFromPower(sumOfSquares(samples) / samples.length);
 }
+
+/** 20 ms at 16 kHz: the frames a speech segment's loud and quiet parts are told apart by. */
+const SEGMENT_FRAME = 320;
+/** Of a speech segment's frames, the loudest tenth are its voice: the rest are pauses between words and padding. */
+export const VOICE_QUANTILE = 0.9;
+
+/** The mean power of each 20-ms frame of 16 kHz `samples`, quietest first. */
+export function sortedFramePowers(samples: Float32Array): number[] {
+  const powers: number[] = [];
+  for (let from = 0; from + SEGMENT_FRAME <= samples.length; from += SEGMENT_FRAME) powers.push(sumOfSquares(samples, from, from + SEGMENT_FRAME) / SEGMENT_FRAME);
+  return powers.sort((a, b) => a - b);
+}
+
+/** The value at `quantile` (0..1) of a sorted, non-empty list. */
+export function quantileOf(sorted: readonly number[], quantile: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))]!;
+}

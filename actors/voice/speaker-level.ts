@@ -7,6 +7,7 @@
 // under steady noise, a soft speaker or a second participant is still written down. A minute
 // without a louder segment forgets the speaker, so that a new, quieter one is heard again.
 // Pure: levels and seconds in, a decision out.
+import { dbfsFromPower, quantileOf, SILENCE_DBFS, sortedFramePowers, VOICE_QUANTILE } from './level.ts';
 
 export interface SpeakerLevelOptions {
   /** A segment this far under the loudest kept segment of the memory is the background's (dB). */
@@ -20,23 +21,10 @@ export const DEFAULT_SPEAKER_LEVEL: SpeakerLevelOptions = {
   memorySeconds: 60,
 };
 
-/** Frames whose RMS is measured: 20 ms at 16 kHz. */
-const FRAME = 320;
-/** The share of a segment's frames that are not its voice: the pauses between words, and its padding. */
-const VOICE_QUANTILE = 0.9;
-
-/** The level of the voice in `samples`, 16 kHz: the RMS of its loudest 10 % of 20-ms frames, in dBFS. */
+/** The level of the voice in 16 kHz `samples`: the mean power of its loudest tenth of 20-ms frames, in dBFS. */
 export function voiceLevelDbfs(samples: Float32Array): number {
-  const levels: number[] = [];
-  for (let from = 0; from + FRAME <= samples.length; from += FRAME) {
-    let energy = 0;
-    for (let i = from; i < from + FRAME; i++) energy += samples[i]! * samples[i]!;
-    levels.push(energy / FRAME);
-  }
-  if (levels.length === 0) return -Infinity;
-  levels.sort((a, b) => a - b);
-  const power = levels[Math.min(levels.length - 1, Math.floor(VOICE_QUANTILE * levels.length))]!;
-  return power > 0 ? 10 * Math.log10(power) : -Infinity;
+  const powers = sortedFramePowers(samples);
+  return powers.length === 0 ? SILENCE_DBFS : dbfsFromPower(quantileOf(powers, VOICE_QUANTILE));
 }
 
 export class SpeakerLevel {

@@ -38,3 +38,10 @@ export function pcmToFloat(pcm: Buffer): Float32Array {
   for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(2 * i) / 32768;
   return samples;
 }
+
+/** Floats in -1..1 as s16le PCM, the format ffmpeg hands the voice actor. */
+export function toPcm(samples: Float32Array): Buffer {
+  const pcm = Buffer.alloc(samples.length * 2);
+  for (let i = 0; i < samples.length; i++) pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, samples[i]!)) * 32767), 2 * i);
+  return pcm;
+}

@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SpeechAudio } from '../../actors/voice/analyzer.ts';
+import { SILENCE_DBFS } from '../../actors/voice/level.ts';
 import { DEFAULT_SEGMENTER } from '../../actors/voice/segmenter.ts';
 import { DEFAULT_SPEAKER_LEVEL, SpeakerLevel, voiceLevelDbfs } from '../../actors/voice/speaker-level.ts';
 import { VoiceActivityModel } from '../../actors/voice/vad.ts';
 import { VoiceStreams } from '../../actors/voice/voice-streams.ts';
 import { readConfig } from '../../bus/config.ts';
 import { readOpsConfig } from '../../ops/ops-config.ts';
-import { jfkPcm, pcmToFloat, SAMPLE_RATE, wavPcm } from '../../ops/support/voice-media.ts';
+import { jfkPcm, pcmToFloat, SAMPLE_RATE, toPcm, wavPcm } from '../../ops/support/voice-media.ts';
 
 /** The LibriVox reader's five sentences of the test media, end to end: the room's voices. */
 async function readerSentences(): Promise<Float32Array> {
@@ -25,7 +26,7 @@ test('voice level: the loudest tenth of the frames, so pauses and padding do not
   const samples = new Float32Array(SAMPLE_RATE);
   for (let i = 0; i < samples.length / 3; i++) samples[i] = 0.1 * Math.sin((2 * Math.PI * 1000 * i) / SAMPLE_RATE);
   assert.ok(Math.abs(voiceLevelDbfs(samples) - 20 * Math.log10(0.1 / Math.SQRT2)) < 0.1, `${voiceLevelDbfs(samples)} dBFS`);
-  assert.is(voiceLevelDbfs(new Float32Array(SAMPLE_RATE)), -Infinity);
+  assert.is(voiceLevelDbfs(new Float32Array(SAMPLE_RATE)), SILENCE_DBFS, 'digital silence');
 });
 
 test('speaker level: while the background talks, a segment 8 dB or more under the loudest of the last minute is not the speaker', () => {
@@ -68,8 +69,7 @@ test('speaker level, with the VAD: the room talking on while the speaker is sile
   const gain = 10 ** ((voiceLevelDbfs(jfk) - voiceLevelDbfs(room) - 10) / 20);
   for (let i = 0; i < length; i++) track[i] = gain * room[i]!;
   for (const { at } of layout) for (let i = 0; i < jfk.length; i++) track[at + i]! += jfk[i]!;
-  const pcm = Buffer.alloc(2 * length);
-  for (let i = 0; i < length; i++) pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, track[i]!)) * 32767), 2 * i);
+  const pcm = toPcm(track);
 
   const cut = async (quieterByDb: number) => {
     const segments: SpeechAudio[] = [];

@@ -4,11 +4,11 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { SAMPLE_RATE, jfkPcm, pcmToFloat, wavPcm } from '../../support/voice-media.ts';
+import { SAMPLE_RATE, jfkPcm, pcmToFloat, toPcm, wavPcm } from '../../support/voice-media.ts';
 
 const run = promisify(execFile);
 
-export { SAMPLE_RATE };
+export { SAMPLE_RATE, toPcm };
 
 export async function jfkSamples(): Promise<Float32Array> {
   return pcmToFloat(await jfkPcm());
@@ -23,14 +23,6 @@ export async function spokenSamples(text: string, dir: string, name: string, voi
   return pcmToFloat(wavPcm(await readFile(wav)));
 }
 
-/** Floats in -1..1 as s16le PCM, the format ffmpeg hands the voice actor. */
-export function toPcm(samples: Float32Array): Buffer {
-  const pcm = Buffer.alloc(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) pcm.writeInt16LE(Math.round(Math.max(-1, Math.min(1, samples[i]!)) * 32767), 2 * i);
-  return pcm;
-}
-
-/** Floats in -1..1 as a 16 kHz mono 16-bit WAV file. */
 export function wavFile(samples: Float32Array): Buffer {
   const pcm = toPcm(samples);
   const header = Buffer.alloc(44);
