@@ -148,7 +148,9 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
   };
 
   const rowsStored: Services['rowsStored'] = async (timeoutMs = 60_000) => {
-    const jsm = await jetstreamManager(bus);
+    // Without the account check, which a bus still reconnecting after a NATS restart would fail
+    // at once: the reads below are retried until it is back.
+    const jsm = await jetstreamManager(bus, { checkAPI: false });
     let last = '';
     try {
       await waitUntil('the writer to store every row', async () => {
