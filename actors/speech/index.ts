@@ -3,5 +3,5 @@
 // The files behind it may move; what is named here stays.
 export { SpeechToText, type Transcriber } from './moonshine.ts';
 export { NoiseRoutedTranscriber } from './noise-routed-transcriber.ts';
-export { segmentSnrDb } from './noise-floor.ts';
+export { segmentSnrDb } from '../voice/level.ts';
 export { TranscriptionQueue } from './queue.ts';

@@ -2,7 +2,7 @@
 // the word errors of tiny under noise, for twice its CPU; on clean speech tiny is as good as
 // the words need, so clean segments cost what they always did (ops/bench/README-speech-noise.md).
 import type { Transcriber } from './moonshine.ts';
-import { segmentSnrDb } from './noise-floor.ts';
+import { segmentSnrDb } from '../voice/level.ts';
 
 export class NoiseRoutedTranscriber<T extends Transcriber = Transcriber> implements Transcriber {
   /** Segments whose voice stands less than `noisyBelowSnrDb` above their noise floor go to `noisy`. */

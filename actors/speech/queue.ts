@@ -4,7 +4,7 @@
 import type { SpeechSegment } from '../../bus/contracts/rows.ts';
 import type { SpeechAudio } from '../voice/analyzer.ts';
 import type { Transcriber } from './moonshine.ts';
-import { segmentSnrDb } from './noise-floor.ts';
+import { segmentSnrDb } from '../voice/level.ts';
 import { scoreSentiment } from './sentiment.ts';
 
 export interface TranscriptionQueueOptions {

@@ -101,7 +101,7 @@ export const SpeechSegment = Type.Object({
   speakingRate: Type.Optional(Type.Number({ minimum: 0 })),
   /**
    * How far the segment's voice stands above its own noise floor, in dB
-   * (actors/speech/noise-floor.ts): the estimate that chose its transcriber. Absent on rows of
+   * (segmentSnrDb in actors/voice/level.ts): the estimate that chose its transcriber. Absent on rows of
    * older publishers.
    */
   snrDb: Type.Optional(Type.Number({ minimum: 0 })),

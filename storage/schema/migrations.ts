@@ -192,7 +192,7 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     // Per speech segment, how far its voice stood above its own noise floor (the estimate that
-    // chose its transcriber, actors/speech/noise-floor.ts); rows from before read NULL, unknown.
+    // chose its transcriber, segmentSnrDb in actors/voice/level.ts); rows from before read NULL, unknown.
     id: 7,
     statements: (schema) => schema.alter({ name: 'speech_segments', shardBy: bySession }, 'ADD COLUMN snr_db Nullable(Float32)'),
   },

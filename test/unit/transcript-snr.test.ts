@@ -5,7 +5,7 @@
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import type { SpeechSegment } from '../../bus/contracts/rows.ts';
-import { segmentSnrDb } from '../../actors/speech/noise-floor.ts';
+import { segmentSnrDb } from '../../actors/voice/level.ts';
 import { NoiseRoutedTranscriber } from '../../actors/speech/noise-routed-transcriber.ts';
 import { TranscriptionQueue } from '../../actors/speech/queue.ts';
 import { makeNoise, mixAtSnr } from '../../ops/support/noise.ts';
