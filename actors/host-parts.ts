@@ -103,6 +103,7 @@ export async function buildHostParts(config: HostConfig, rootLog: Logger, metric
         load.speechWaited(session, seconds);
       },
       reconnecting: () => metrics.reconnecting(),
+      roomSpeech: (session: string, seconds: number) => metrics.roomSpeech(session, seconds),
       audioShed: (session: string, seconds: number) => {
         metrics.audioShed(session, seconds);
         load.audioShed(session, seconds);

@@ -19,6 +19,8 @@ export interface WorkerMetrics {
   speechSegmentDropped(session: string): void;
   /** A speech segment's transcription starts after it waited `seconds` for the thread. */
   speechWaited(session: string, seconds: number): void;
+  /** A segment with `seconds` of the session's speech was left untranscribed as the room's (actors/voice/speaker-level.ts). */
+  roomSpeech(session: string, seconds: number): void;
   /** Voice analysis was behind and skipped `seconds` of the session's oldest audio. */
   audioShed(session: string, seconds: number): void;
   /** A worker connects to its stream again after losing it (or failing to get media). */
@@ -37,6 +39,7 @@ export class HostMetrics implements WorkerMetrics {
   private readonly speechDropped: Counter;
   private readonly speechWait: Histogram;
   private readonly audioShedSeconds: Counter;
+  private readonly roomSpeechSeconds: Counter;
   private readonly reconnects: Counter;
   private readonly faceStreamsReduced: Gauge;
   private readonly faceEffortReductions: Counter;
@@ -78,6 +81,11 @@ export class HostMetrics implements WorkerMetrics {
     this.audioShedSeconds = new Counter({
       name: 'emo_audio_shed_seconds_total',
       help: 'Seconds of audio skipped unanalysed because voice analysis was behind (VOICE_MAX_BACKLOG_SECONDS)',
+      registers: [registry],
+    });
+    this.roomSpeechSeconds = new Counter({
+      name: 'emo_room_speech_seconds_total',
+      help: "Seconds of speech left untranscribed as the room's: segments of a background that talks (a crowd, another person) while the speaker is silent, well under the speaker's level or, with no speaker heard yet, standing little above their own floor",
       registers: [registry],
     });
     this.reconnects = new Counter({
@@ -148,6 +156,10 @@ export class HostMetrics implements WorkerMetrics {
 
   audioShed(_session: string, seconds: number): void {
     this.audioShedSeconds.inc(seconds);
+  }
+
+  roomSpeech(_session: string, seconds: number): void {
+    this.roomSpeechSeconds.inc(seconds);
   }
 
   reconnecting(): void {

@@ -221,6 +221,10 @@ export class StreamWorker implements Child {
       voice ??= resources.voice.open(session, sinceStart(receivedAt - (chunk.length / AUDIO_BYTES_PER_SECOND) * 1000), {
         onSecond: (row) => rows.publish(session, 'audio', [row], row.second),
         onSegment: (segment) => this.transcripts.push(segment),
+        onRoomSpeech: (seconds) => {
+          metrics?.roomSpeech(session, seconds);
+          log.debug({ seconds }, "speech left untranscribed as the room's: the background talking while the speaker was silent");
+        },
         onShed: (seconds) => {
           metrics?.audioShed(session, seconds);
           log.warn({ seconds }, 'voice analysis behind: oldest audio skipped');

@@ -7,12 +7,12 @@ import type { AudioSecond } from '../../bus/contracts/rows.ts';
 import { pauseRatio, pitchVariability, semitones } from '../../bus/prosody.ts';
 import { BackgroundLevel } from './background-level.ts';
 import { AudioHistory } from './history.ts';
-import { dbfsFromPower, sumOfSquares } from './level.ts';
+import { dbfsFromPower, segmentVoice, sumOfSquares } from './level.ts';
 import { S16Decoder, SAMPLE_RATE } from './pcm.ts';
 import { PitchTracker } from './pitch.ts';
 import { SampleQueue } from './sample-queue.ts';
 import { DEFAULT_SEGMENTER, SpeechSegmenter, type SampleSpan, type SegmenterOptions } from './segmenter.ts';
-import { SpeakerLevel, voiceLevelDbfs } from './speaker-level.ts';
+import { SpeakerLevel } from './speaker-level.ts';
 import { VAD_STEP, VadStream } from './vad.ts';
 
 /** A stretch of speech; start and end in seconds since the session's start. */
@@ -30,6 +30,8 @@ export interface VoiceAnalyzerOptions {
   startOffset: number;
   onSecond(row: AudioSecond): void;
   onSegment(segment: SpeechAudio): void;
+  /** A segment was left untranscribed as the room's: the background talking while the speaker was silent (SpeakerLevel). */
+  onRoomSegment?(segment: Omit<SpeechAudio, 'samples'>): void;
   /** Where speech segments start and end; DEFAULT_SEGMENTER unless a benchmark compares others. */
   segmenter?: SegmenterOptions;
 }
@@ -216,9 +218,9 @@ export class VoiceAnalyzer {
   /** Hands a segment on for transcription, unless it is only the background talking while the speaker is silent. */
   private emitSegment(span: SampleSpan): void {
     const samples = this.history.copy(span.start, span.end);
-    const end = this.secondsOf(span.end);
-    if (!this.speaker.keeps(voiceLevelDbfs(samples), end, this.background.talks)) return;
-    this.options.onSegment({ start: this.secondsOf(span.start), end, speech: span.speech / SAMPLE_RATE, samples });
+    const segment = { start: this.secondsOf(span.start), end: this.secondsOf(span.end), speech: span.speech / SAMPLE_RATE };
+    if (this.speaker.keeps(segmentVoice(samples), segment.end, this.background.talks)) this.options.onSegment({ ...segment, samples });
+    else this.options.onRoomSegment?.(segment);
   }
 
   /** Seconds since the session's start of sample `index` of the stream. */

@@ -8,6 +8,8 @@ import type { VoiceReply, VoiceRequest, VoiceThreadData } from './voice-thread.t
 export interface VoiceStreamHandlers {
   onSecond(row: AudioSecond): void;
   onSegment(segment: SpeechAudio): void;
+  /** A segment with `seconds` of speech was left untranscribed: the room talking while the speaker was silent. */
+  onRoomSpeech?(seconds: number): void;
   /** Analysis fell behind and `seconds` of the oldest audio were skipped. */
   onShed(seconds: number): void;
   /** The stream's analysis failed; it takes no more audio. */
@@ -47,6 +49,7 @@ export class VoiceThread {
       if (reply.type === 'second') handlers.onSecond(reply.row);
       else if (reply.type === 'segment') handlers.onSegment(reply.segment);
       else if (reply.type === 'shed') handlers.onShed(reply.seconds);
+      else if (reply.type === 'room') handlers.onRoomSpeech?.(reply.seconds);
       else handlers.onCpu?.(reply.seconds);
     }, handlers.onFailed);
     stream.send({ type: 'open', stream: stream.id, session, startOffset });

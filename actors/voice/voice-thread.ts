@@ -25,6 +25,8 @@ export type VoiceReply =
   | { type: 'second'; stream: number; row: AudioSecond }
   | { type: 'segment'; stream: number; segment: SpeechAudio }
   | { type: 'shed'; stream: number; seconds: number }
+  /** A segment with `seconds` of speech was left untranscribed as the room's (SpeakerLevel). */
+  | { type: 'room'; stream: number; seconds: number }
   /** The thread's CPU seconds spent on the stream since its last such reply. */
   | { type: 'cpu'; stream: number; seconds: number };
 
@@ -49,6 +51,7 @@ function open(id: number, session: string, startOffset: number): void {
     startOffset,
     onSecond: (row) => port.post({ type: 'second', stream: id, row }),
     onSegment: (segment) => port.post({ type: 'segment', stream: id, segment }, [segment.samples.buffer as ArrayBuffer]),
+    onRoomSegment: (segment) => port.post({ type: 'room', stream: id, seconds: segment.speech }),
   });
   ids.set(analyzer, id);
   byId.set(id, analyzer);

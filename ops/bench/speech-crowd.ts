@@ -7,8 +7,9 @@
 // how long after its end a sentence's transcript comes. The held-out part is the one to report:
 // nothing was chosen on its voices. A second table puts 15 s of the crowd alone before, between
 // and after the sentences, and counts the words written over it.
-// SPEECH_CROWD_QUIETER_BY_DB sets how far under the speaker a segment is the background's
-// (`off`: never). See ops/bench/README-speech-crowd.md.
+// SPEECH_CROWD_QUIETER_BY_DB sets how far under the speaker a segment is the background's, and
+// SPEECH_CROWD_STANDS_OUT_BY_DB how far above its own floor a segment must stand to be taken for
+// a speaker while none is known (`off`: no such rule). See ops/bench/README-speech-crowd.md.
 import { readConfig } from '../../bus/index.ts';
 import { readOpsConfig } from '../ops-config.ts';
 import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/index.ts';
@@ -33,8 +34,19 @@ const [corpora, vad, tiny, base] = await Promise.all([
   SpeechToText.load(config.modelsDir, 'base', signedWeights),
 ]);
 const service = new NoiseRoutedTranscriber(tiny, base, config.noisySpeechBelowSnrDb);
-const quieterBy = process.env.SPEECH_CROWD_QUIETER_BY_DB;
-const segmenter = quieterBy === undefined ? DEFAULT_SEGMENTER : { ...DEFAULT_SEGMENTER, speaker: { ...DEFAULT_SEGMENTER.speaker, quieterByDb: quieterBy === 'off' ? Infinity : Number(quieterBy) } };
+/** A room rule's margin from the environment: a number of dB, `off` for `never` (the margin no segment meets), or the default. */
+const margin = (name: string, never: number, fallback: number) => {
+  const value = process.env[name];
+  return value === undefined ? fallback : value === 'off' ? never : Number(value);
+};
+const segmenter = {
+  ...DEFAULT_SEGMENTER,
+  speaker: {
+    ...DEFAULT_SEGMENTER.speaker,
+    quieterByDb: margin('SPEECH_CROWD_QUIETER_BY_DB', Infinity, DEFAULT_SEGMENTER.speaker.quieterByDb),
+    standsOutByDb: margin('SPEECH_CROWD_STANDS_OUT_BY_DB', -Infinity, DEFAULT_SEGMENTER.speaker.standsOutByDb),
+  },
+};
 
 /**
  * The share of sentences ending a segment the second time through `track` played twice: what a
