@@ -55,6 +55,8 @@ let decoders: DecoderSpawner;
 let guard: Record<string, string>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves after HANG_MS without holding the process open once the tests are done. */
+const hung = () => new Promise<undefined>((resolve) => setTimeout(resolve, HANG_MS).unref());
 
 test.before(async () => {
   const [tone, toneMp4, big, mute, muteMkv] = await Promise.all([
@@ -233,7 +235,7 @@ for (const scheme of ['rtmp', 'rtsp'] as const) {
     ingest.start();
     try {
       // Refused, not timed out: the reason says which.
-      const result = await Promise.race([exit, sleep(HANG_MS).then(() => undefined)]);
+      const result = await Promise.race([exit, hung()]);
       assert.ok(result, 'exited');
       assert.is(result.reason, 'connection refused');
       assert.is(result.stopped, false);
@@ -255,7 +257,7 @@ test('a stream that stops sending ends the ingest by itself', async () => {
     ingest.start();
     await firstFrame;
     await publisher.stop();
-    const result = await Promise.race([exit, sleep(HANG_MS).then(() => undefined)]);
+    const result = await Promise.race([exit, hung()]);
     assert.ok(result, 'exited');
     assert.ok(['stream ended', 'timed out', 'connection failed'].includes(result.reason) || /^no media received for \d+ s$/.test(result.reason), result.reason);
     assert.ok(result.mediaSeconds > 0);
