@@ -56,7 +56,7 @@ let guard: Record<string, string>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Resolves after HANG_MS without holding the process open once the tests are done. */
-const hung = () => new Promise<undefined>((resolve) => setTimeout(resolve, HANG_MS).unref());
+const hung = () => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), HANG_MS).unref());
 
 test.before(async () => {
   const [tone, toneMp4, big, mute, muteMkv] = await Promise.all([
