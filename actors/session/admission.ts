@@ -12,7 +12,10 @@
 // late. It need not: it takes the claim over and makes that same session, by id, in the slot
 // the earlier attempt holds. The record is written only if absent, so of two attempts that both
 // write it one makes it and the other returns it, and the client has its answer as soon as the
-// bucket takes writes again.
+// bucket takes writes again. A retry that takes a claim over and then fails before its own write
+// gives nothing back either: the earlier attempt's write may still land, and the key is how the
+// client's next retry finds that session (without it, the next retry makes another, or is
+// refused by the quota the first one fills).
 import type { CreateSessionRequest, SessionRecord } from '../../bus/contracts/session.ts';
 import { badRequest, notInTime, ServiceError } from '../../bus/errors.ts';
 import { parseStreamUri, type StreamUri } from '../../bus/stream-uri.ts';
@@ -57,6 +60,8 @@ export async function admitSession(
   const now = Date.now();
   let record = newRecord(deps, caller, body, now);
   let key: HeldKey | undefined;
+  /** The session is one an earlier attempt claimed, and may have sent. */
+  let inherited = false;
   if (idempotencyKey !== undefined) {
     const claim = { session: record.id, fingerprint: fingerprintOf({ caller, body }), at: now };
     const result = await deps.keys.claim(caller.user, idempotencyKey, claim);
@@ -64,7 +69,10 @@ export async function admitSession(
       const earlier = await deps.records.fresh(result.earlier.session);
       if (earlier) return { record: earlier.record, created: false };
       // Made and deleted since, it is made anew; else this attempt makes the one claimed.
-      if ((await deps.records.ended(result.earlier.session)) !== true) record = { ...record, id: result.earlier.session };
+      if ((await deps.records.ended(result.earlier.session)) !== true) {
+        record = { ...record, id: result.earlier.session };
+        inherited = true;
+      }
       const revision = await deps.keys.reclaim(caller.user, idempotencyKey, { ...claim, session: record.id }, result.revision);
       if (revision === undefined) throw notInTime('another request with this Idempotency-Key is in progress; retry later');
       key = { name: idempotencyKey, revision };
@@ -96,7 +104,7 @@ export async function admitSession(
     }
     // Once the record is sent, the session may exist whatever the error says (even "no
     // responders" can be the read that the KV client makes after its write timed out).
-    if (!sent) await giveBack(deps, caller.user, record.id, deadline - COMMIT_MARGIN_MS, key, slot);
+    if (!sent && !inherited) await giveBack(deps, caller.user, record.id, deadline - COMMIT_MARGIN_MS, key, slot);
     throw error;
   }
   return { record, created: true };

@@ -207,7 +207,7 @@ test('kill -9 of the KV leader during a burst of creates: one session per Idempo
     answer([0, 503], token, method, path, body, body ? `${path}-${randomBytes(4).toString('hex')}` : undefined);
   for (const create of creates) {
     const again = await answer([0, 503], create.token, 'POST', '/v1/sessions', create.body, create.key);
-    assert.is(again.body?._id, given.get(create.key), `${create.key} asked again`);
+    assert.is(again.body?._id, given.get(create.key), `${create.key} asked again: ${again.status} ${JSON.stringify(again.body)}`);
   }
   const inBucket = await sessionsInBucket();
   const known = new Set(given.values());

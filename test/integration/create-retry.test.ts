@@ -132,6 +132,23 @@ test('a first attempt that fails after its retry took the key over gives back ne
   assert.equal([again.record.id, again.created], [retried.record.id, false], 'the key still names it');
 });
 
+test("a retry that took the key over and fails before its write keeps the key: the next retry finds the session the first attempt's late write made", async () => {
+  const create = request();
+  const { user } = create.caller;
+  // The first attempt claimed the key and took the slot, and its record write is still on its
+  // way (sent to a bucket leader lost since, which the next leader makes late).
+  const session = newSessionId(Date.now());
+  assert.ok((await keys.claim(user, create.idempotencyKey, { session, fingerprint: fingerprintOf({ caller: create.caller, body: create.body }), at: Date.now() })).claimed);
+  await quotas.admit(user, session, Date.now() + 5000);
+  const retry = await heldAttempt(create);
+  retry.resume('refused for this case');
+  assert.is(await code(retry.outcome), 'invalid_body', 'the retry failed before its write');
+  await records.create({ ...activeSessionRecord(user, 'retried'), id: session });
+  const next = await admit(create);
+  assert.equal([next.record.id, next.created], [session, false], 'the key still names the session made');
+  assert.equal(await slots(user), [session], 'in its one slot');
+});
+
 test('a retry of a create whose session was made and deleted since makes a new one', async () => {
   const create = request();
   const made = await admit(create);
