@@ -93,14 +93,23 @@ const slotsKey = (user: string) => `user.${createHash('sha256').update(user).dig
 const slots = async (user: string) => ((await quotaKv.get(slotsKey(user)))?.json<Array<{ id: string }>>() ?? []).map((slot) => slot.id);
 const code = (promise: Promise<unknown>) => promise.then(() => 'admitted', (error: { code?: string }) => error.code ?? String(error));
 
-test('a retry of a create whose record was never written makes that session at once, in its slot', async () => {
-  const create = request();
+/**
+ * What a first attempt at `create` leaves once it has sent its record write and not heard back
+ * (the write lost with the bucket's leader, or on its way to the next one): the key claimed for
+ * its session, the slot taken. Returns that session's id.
+ */
+async function attemptWithoutItsRecord(create: CreateSessionRequest & { idempotencyKey: string }): Promise<string> {
   const { user } = create.caller;
-  // What an attempt whose record write was lost with the bucket's leader leaves: the key claimed, the slot taken.
   const session = newSessionId(Date.now());
   assert.ok((await keys.claim(user, create.idempotencyKey, { session, fingerprint: fingerprintOf({ caller: create.caller, body: create.body }), at: Date.now() })).claimed);
   await quotas.admit(user, session, Date.now() + 5000);
+  return session;
+}
 
+test('a retry of a create whose record was never written makes that session at once, in its slot', async () => {
+  const create = request();
+  const { user } = create.caller;
+  const session = await attemptWithoutItsRecord(create);
   const retried = await admit(create);
   assert.is(retried.record.id, session, 'the session the key was claimed for');
   assert.ok(retried.created);
@@ -135,11 +144,7 @@ test('a first attempt that fails after its retry took the key over gives back ne
 test("a retry that took the key over and fails before its write keeps the key: the next retry finds the session the first attempt's late write made", async () => {
   const create = request();
   const { user } = create.caller;
-  // The first attempt claimed the key and took the slot, and its record write is still on its
-  // way (sent to a bucket leader lost since, which the next leader makes late).
-  const session = newSessionId(Date.now());
-  assert.ok((await keys.claim(user, create.idempotencyKey, { session, fingerprint: fingerprintOf({ caller: create.caller, body: create.body }), at: Date.now() })).claimed);
-  await quotas.admit(user, session, Date.now() + 5000);
+  const session = await attemptWithoutItsRecord(create);
   const retry = await heldAttempt(create);
   retry.resume('refused for this case');
   assert.is(await code(retry.outcome), 'invalid_body', 'the retry failed before its write');
