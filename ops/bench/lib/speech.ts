@@ -23,6 +23,7 @@ export async function spokenSamples(text: string, dir: string, name: string, voi
   return pcmToFloat(wavPcm(await readFile(wav)));
 }
 
+/** Floats in -1..1 as a 16 kHz mono 16-bit WAV file. */
 export function wavFile(samples: Float32Array): Buffer {
   const pcm = toPcm(samples);
   const header = Buffer.alloc(44);
