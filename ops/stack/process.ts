@@ -72,7 +72,9 @@ export function startService(
   const stop = async (graceMs = options.graceMs ?? 5000) => {
     if (running) {
       signalGroup(pid, 'SIGTERM');
-      const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
+      // Unreferenced: a caller that has nothing left to do but this stop exits once the child has,
+      // not when the grace runs out.
+      const done = await Promise.race([exited.then(() => true), sleep(graceMs, false, { ref: false })]);
       if (!done) signalGroup(pid, 'SIGKILL');
       await exited;
     }
