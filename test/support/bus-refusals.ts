@@ -1,12 +1,16 @@
 // What a NATS user is refused, as nats.js reports it: a subscription the server closes, a
 // request that fails, a publish the connection's status reports (bus/permissions.ts).
 import * as assert from 'uvu/assert';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
+
+/** `value` after `ms`, on a timer that does not keep the file's process open once its tests are done. */
+const notBefore = <T>(ms: number, value: T) => sleep(ms, value, { ref: false });
 
 /** The server closed the subscription: the user may not subscribe there. */
 export async function refusedSubscription(nc: NatsConnection, subject: string, queue?: string): Promise<void> {
   const sub = nc.subscribe(subject, { queue });
-  const closed = await Promise.race([sub.closed, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), 3000))]);
+  const closed = await Promise.race([sub.closed, notBefore(3000, 'open' as const)]);
   if (closed === 'open') sub.unsubscribe();
   assert.instance(closed, PermissionViolationError, `subscribing to ${subject} is refused`);
 }
@@ -14,7 +18,7 @@ export async function refusedSubscription(nc: NatsConnection, subject: string, q
 export async function allowedSubscription(nc: NatsConnection, subject: string, queue?: string): Promise<void> {
   const sub = nc.subscribe(subject, { queue });
   await nc.flush();
-  const closed = await Promise.race([sub.closed, new Promise<'open'>((resolve) => setTimeout(() => resolve('open'), 500))]);
+  const closed = await Promise.race([sub.closed, notBefore(500, 'open' as const)]);
   sub.unsubscribe();
   assert.is(closed, 'open', `subscribing to ${subject} is allowed`);
 }
@@ -31,7 +35,7 @@ export async function refusedDelivery(nc: NatsConnection, witness: NatsConnectio
     return false;
   })();
   nc.publish(subject, '[]');
-  const refused = await Promise.race([refusal, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000))]);
+  const refused = await Promise.race([refusal, notBefore(3000, false)]);
   await witness.flush();
   watching.unsubscribe();
   assert.ok(refused, `publishing to ${subject} is refused`);
