@@ -1,10 +1,10 @@
 // One session, one cost (actors/host-room.ts, host-load.ts, session-cost.ts): what one user's
 // streams do shows in their own sessions, not in another user's answers or analysis. An idle
 // host takes eight creates of 720p streams within 30 s and then a ninth and tenth, each with
-// its own answer; one user's sessions on streams pushed at wire speed leave another user's
-// create answered at once, and its analysis is lowered, if the machine is busy at all, only
-// after theirs. Real NATS, ClickHouse, nginx-rtmp,
-// ffmpeg and an actor host with the default HOST_CAPACITY.
+// its own answer; one user's sessions on streams pushed twenty times faster than real time
+// leave another user's create answered at once, and its analysis is lowered, if the machine is
+// busy at all, only after theirs. Real NATS, ClickHouse, nginx-rtmp, ffmpeg and an actor host
+// with the default HOST_CAPACITY.
 import type { NatsConnection } from '@nats-io/transport-node';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import { subjects, tenantOf } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
-import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import { publish, TOO_FAST, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { clipsDir, startStreamServer } from '../support/analysis.ts';
 import { makeClip } from '../support/clips.ts';
@@ -28,14 +28,14 @@ let services: Services;
 let rtmp: RtmpServer;
 let nc: NatsConnection;
 const publishers: Publisher[] = [];
-const streams = { live720: '', small: '', oversize: '', wire: '', wireLarge: '' };
+const streams = { live720: '', small: '', oversize: '', tooFast: '', tooFastToo: '' };
 
 test.before(async () => {
   rtmp = await startStreamServer('host-fairness');
   const tone = { type: 'tones' as const, tones: [{ hz: 300, seconds: 10 }] };
   const [live720, silent720, small, oversize] = await Promise.all([
     makeClip({ width: 1280, height: 720, seconds: 10, fps: 15, container: 'flv', video: { type: 'testsrc' }, audio: tone }, clipsDir),
-    // nginx-rtmp stalls the audio of a publisher pushing at wire speed after some 25 s: video only.
+    // nginx-rtmp stalls the audio of a publisher pushing far faster than real time after some 25 s: video only.
     makeClip({ width: 1280, height: 720, seconds: 10, fps: 15, container: 'flv', video: { type: 'testsrc' }, audio: { type: 'none' } }, clipsDir),
     makeClip({ width: 320, height: 240, seconds: 10, fps: 15, container: 'flv', video: { type: 'testsrc' }, audio: tone }, clipsDir),
     // Above the 1080p limit: a session on it must end as resolution_exceeded.
@@ -44,14 +44,14 @@ test.before(async () => {
   streams.live720 = rtmp.url('live720');
   streams.small = rtmp.url('small');
   streams.oversize = rtmp.url('oversize');
-  streams.wire = rtmp.url('wire');
-  streams.wireLarge = rtmp.url('wire-large');
+  streams.tooFast = rtmp.url('too-fast');
+  streams.tooFastToo = rtmp.url('too-fast-too');
   publishers.push(
     publish(live720, streams.live720, config.ffmpegPath),
     publish(small, streams.small, config.ffmpegPath),
     publish(oversize, streams.oversize, config.ffmpegPath),
-    publish(silent720, streams.wire, config.ffmpegPath, 'wire-speed'),
-    publish(silent720, streams.wireLarge, config.ffmpegPath, 'wire-speed'),
+    publish(silent720, streams.tooFast, config.ffmpegPath, TOO_FAST),
+    publish(silent720, streams.tooFastToo, config.ffmpegPath, TOO_FAST),
   );
   await Promise.all(Object.values(streams).map((uri) => waitForStream(uri)));
   // The defaults that matter here: HOST_CAPACITY and the user quota of 8 active sessions.
@@ -117,21 +117,21 @@ test('an idle host takes eight 720p creates within 30 s, then a ninth and tenth 
   await stopAll([ninth.body._id], bob.token);
 });
 
-test("one user's sessions on streams pushed at wire speed leave another user's create and analysis as they were", async () => {
+test("one user's sessions on streams pushed far faster than real time leave another user's create and analysis as they were", async () => {
   const { alice, bob } = services.users;
   // From a host that keeps up: the ten sessions before may have left it behind for a while.
   const behind = async () => total(parsePrometheusText(await (await fetch(`${services.metrics.hosts[0]}/metrics`)).text()), 'emo_host_behind');
   await waitUntil('the host keeping up', async () => (await behind()) === 0, 60_000);
   const heavy: string[] = [];
-  for (const [name, uri] of [['wire speed', streams.wire], ['wire speed too', streams.wireLarge]] as const) {
+  for (const [name, uri] of [['too fast', streams.tooFast], ['too fast too', streams.tooFastToo]] as const) {
     const created = await create(name, uri, bob.token);
     assert.is(created.status, 201, JSON.stringify(created.body));
     heavy.push(created.body._id);
   }
   for (const id of heavy) await working(id, bob.token);
 
-  // Bob's media runs as fast as the server sends it; alice creates while it does.
-  const created = await create('beside the wire-speed streams', streams.small, alice.token);
+  // Bob's media comes as fast as his host reads it; alice creates while it does.
+  const created = await create('beside the streams pushed too fast', streams.small, alice.token);
   assert.is(created.status, 201, `answered at once, not asked to wait: ${JSON.stringify(created.body)}`);
   const id = created.body._id;
   const rows: VideoSecond[] = [];

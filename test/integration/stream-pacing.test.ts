@@ -1,5 +1,5 @@
-// Sessions read their streams at real time (actors/ingest/pacing.ts): a clip pushed at wire
-// speed is held to the wall clock and then stopped as stream_too_fast; a live stream, and one
+// Sessions read their streams at real time (actors/ingest/pacing.ts): a clip pushed twenty
+// times faster is held to the wall clock and then stopped as stream_too_fast; a live stream, and one
 // its server delivers in bursts, keep flowing. Local nginx-rtmp, real ffmpeg, real hosts.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -12,10 +12,9 @@ import { connectBus } from '../../bus/connection.ts';
 import { createLog } from '../../bus/log.ts';
 import { subjects, tenantOf } from '../../bus/subjects.ts';
 import { freePort } from '../../ops/stack/ports.ts';
-import { startService } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
-import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
+import { publish, TOO_FAST, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
 import { makeClip } from '../support/clips.ts';
 
 const config = readConfig();
@@ -65,15 +64,6 @@ function burstProxy(upstreamPort: number): Server {
       socket.on('close', close);
     }
   });
-}
-
-/** Publishes the clip looped as fast as nginx takes it: no -re. */
-function publishAtWireSpeed(clip: string, url: string): Publisher {
-  const publisher = startService('wire-speed publisher', config.ffmpegPath, [
-    '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'warning',
-    '-stream_loop', '-1', '-i', clip, '-c', 'copy', '-f', 'flv', url,
-  ], { graceMs: 2000 });
-  return { pid: publisher.pid, stop: () => publisher.stop() };
 }
 
 interface Watched {
@@ -132,8 +122,8 @@ test.before(async () => {
   rtmp = await startRtmpServer({ dir: join(dir, 'rtmp'), rtmpPort, rtmpsPort });
   proxy = burstProxy(rtmpPort);
   await new Promise<void>((resolve) => proxy.listen(proxyPort, '127.0.0.1', resolve));
-  publishers.push(publish(toneClip, rtmp.url('live')), publishAtWireSpeed(silentClip, rtmp.url('wire')));
-  await Promise.all([waitForStream(rtmp.url('live')), waitForStream(rtmp.url('wire'))]);
+  publishers.push(publish(toneClip, rtmp.url('live')), publish(silentClip, rtmp.url('too-fast'), config.ffmpegPath, TOO_FAST));
+  await Promise.all([waitForStream(rtmp.url('live')), waitForStream(rtmp.url('too-fast'))]);
   services = await startServices({
     name: 'stream-pacing',
     // ffmpeg's read timeout (at most 10 s) must outlast the gap between the proxy's bursts.
@@ -150,37 +140,37 @@ test.after(async () => {
   await nc?.drain();
 });
 
-test('a clip pushed at wire speed is held to real time and stopped; live and bursting streams go on', async () => {
-  const wire = await watch('wire speed', rtmp.url('wire'));
+test('a clip pushed too fast is held to real time and stopped; live and bursting streams go on', async () => {
+  const tooFast = await watch('too fast', rtmp.url('too-fast'));
   const live = await watch('live', rtmp.url('live'));
   const bursts = await watch('bursts', `rtmp://127.0.0.1:${proxyPort}/live/live`);
   const { windowSeconds, heldShare, leadSeconds } = PACING_LIMITS;
   // Held from about the first second on, it must be stopped once held over half the window;
   // the rest is for a loaded machine, not a bound on speed.
   const deadline = Date.now() + (windowSeconds * heldShare + 90) * 1000;
-  while (!wire.end && Date.now() < deadline) {
-    await Promise.all([wire, live, bursts].map(sample));
+  while (!tooFast.end && Date.now() < deadline) {
+    await Promise.all([tooFast, live, bursts].map(sample));
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   await Promise.all([live, bursts].map(sample));
-  for (const [watched, label] of [[wire, 'wire speed'], [live, 'live'], [bursts, 'bursts']] as const) {
+  for (const [watched, label] of [[tooFast, 'too fast'], [live, 'live'], [bursts, 'bursts']] as const) {
     const lead = Math.max(...watched.samples.map((s) => s.mediaSeconds - s.wallSeconds));
     const last = watched.samples.at(-1);
     console.log(`${label}: ${last?.mediaSeconds.toFixed(1)} s of media ${last?.wallSeconds.toFixed(1)} s after seen working (${last?.state}), largest lead seen ${lead.toFixed(1)} s`);
   }
 
-  assert.ok(wire.end, `the wire-speed session ended: ${JSON.stringify(wire.samples.at(-1))}`);
-  assert.is(wire.end.meta.stopReason, 'stream_too_fast');
-  assert.is(wire.end.meta.workerState, 'failed');
-  assert.match(wire.end.meta.failure, /faster than real time/);
-  assertFollowsWallClock(wire, 'wire speed');
+  assert.ok(tooFast.end, `the session on the stream pushed too fast ended: ${JSON.stringify(tooFast.samples.at(-1))}`);
+  assert.is(tooFast.end.meta.stopReason, 'stream_too_fast');
+  assert.is(tooFast.end.meta.workerState, 'failed');
+  assert.match(tooFast.end.meta.failure, /faster than real time/);
+  assertFollowsWallClock(tooFast, 'too fast');
 
   // Its live video rows: after the first lead's worth of media, each second holds the frames of
   // about one second; without pacing a second holds tens of frames. A frame counts in the second
   // it arrived, and the lead comes as fast as ffmpeg decodes it: in a second or two, or spread
   // over five on a loaded machine, so the seconds judged begin once its frames are in (those
   // the face thread analysed or, behind, dropped: each one ffmpeg delivered).
-  const rows = wire.videoRows.sort((a, b) => a.second - b.second);
+  const rows = tooFast.videoRows.sort((a, b) => a.second - b.second);
   assert.ok(rows.length > 10, `${rows.length} video rows`);
   const first = (rows[0] as { second: number }).second;
   const last = (rows.at(-1) as { second: number }).second;
