@@ -6,7 +6,11 @@
 // Before a speaker is heard (at the start, or a minute after the last), there is no level to
 // compare with, but the room alone has no pauses: a crowd's murmur stands only a few dB above
 // its own quietest frames, a voice over it stands out by more. So a segment is taken for the
-// speaker's only once it stands out of its own floor.
+// speaker's only once it stands out of its own floor. Under a loud crowd (5 dB under the
+// speaker) the room alone is only 5-7 dB under the speaker, inside the first margin: a segment
+// both flat (not standing out of its floor) and a few dB under the speaker is then the room's.
+// The speaker's own flat segments under such a crowd stood within 2 dB of the loudest
+// (ops/bench/README-speech-crowd.md, "A loud crowd once the speaker is heard").
 // Only while the background is known to talk (BackgroundLevel.talks): in a quiet room, or
 // under steady noise, a soft speaker or a second participant is still written down. A minute
 // without a louder segment forgets the speaker, so that a new, quieter one is heard again.
@@ -18,14 +22,17 @@ export interface SpeakerLevelOptions {
   quieterByDb: number;
   /** Seconds a kept segment is remembered. */
   memorySeconds: number;
-  /** While no speaker is remembered, a segment standing less than this above its own floor (its SNR estimate) is the background's (dB). */
+  /** A segment standing less than this above its own floor (its SNR estimate) does not stand out (dB): while no speaker is remembered it is the background's. */
   standsOutByDb: number;
+  /** A segment that does not stand out and is this far under the loudest kept segment is the background's (dB). */
+  flatQuieterByDb: number;
 }
 
 export const DEFAULT_SPEAKER_LEVEL: SpeakerLevelOptions = {
   quieterByDb: 8,
   memorySeconds: 60,
   standsOutByDb: 10,
+  flatQuieterByDb: 3,
 };
 
 export class SpeakerLevel {
@@ -39,10 +46,12 @@ export class SpeakerLevel {
    * background is voices (a crowd, or another person).
    */
   keeps({ level, snrDb }: SegmentVoice, at: number, backgroundTalks: boolean): boolean {
-    const { quieterByDb, memorySeconds, standsOutByDb } = this.options;
+    const { quieterByDb, memorySeconds, standsOutByDb, flatQuieterByDb } = this.options;
     while (this.kept.length > 0 && this.kept[0]!.at < at - memorySeconds) this.kept.shift();
     if (backgroundTalks) {
-      const room = this.kept.length === 0 ? snrDb < standsOutByDb : level < this.loudest() - quieterByDb;
+      const flat = snrDb < standsOutByDb;
+      const under = this.loudest() - level;
+      const room = this.kept.length === 0 ? flat : under > quieterByDb || (flat && under > flatQuieterByDb);
       if (room) return false;
     }
     this.kept.push({ level, at });

@@ -7,9 +7,11 @@
 // how long after its end a sentence's transcript comes. The held-out part is the one to report:
 // nothing was chosen on its voices. A second table puts 15 s of the crowd alone before, between
 // and after the sentences, and counts the words written over it.
-// SPEECH_CROWD_QUIETER_BY_DB sets how far under the speaker a segment is the background's, and
+// SPEECH_CROWD_QUIETER_BY_DB sets how far under the speaker a segment is the background's,
 // SPEECH_CROWD_STANDS_OUT_BY_DB how far above its own floor a segment must stand to be taken for
-// a speaker while none is known (`off`: no such rule). See ops/bench/README-speech-crowd.md.
+// a speaker while none is known (`off`: no such rule), and SPEECH_CROWD_FLAT_QUIETER_BY_DB how
+// far under the speaker a segment that does not stand out is the background's (`off`: never).
+// See ops/bench/README-speech-crowd.md.
 import { readConfig } from '../../bus/index.ts';
 import { readOpsConfig } from '../ops-config.ts';
 import { thisProcessorMultipliesSignedBytesExactly } from '../../actors/models/index.ts';
@@ -45,6 +47,7 @@ const segmenter = {
     ...DEFAULT_SEGMENTER.speaker,
     quieterByDb: margin('SPEECH_CROWD_QUIETER_BY_DB', Infinity, DEFAULT_SEGMENTER.speaker.quieterByDb),
     standsOutByDb: margin('SPEECH_CROWD_STANDS_OUT_BY_DB', -Infinity, DEFAULT_SEGMENTER.speaker.standsOutByDb),
+    flatQuieterByDb: margin('SPEECH_CROWD_FLAT_QUIETER_BY_DB', Infinity, DEFAULT_SEGMENTER.speaker.flatQuieterByDb),
   },
 };
 

@@ -59,8 +59,17 @@ test('speaker level: with no speaker heard yet, a segment that does not stand 10
   assert.not.ok(speaker.keeps({ level: -20, snrDb: 6 }, 10, true));
   assert.ok(speaker.keeps({ level: -20, snrDb: 6 }, 11, false), 'a quiet room or steady noise: the VAD alone decides');
   assert.ok(speaker.keeps({ level: -16, snrDb: 10.1 }, 20, true), 'a voice standing out of the crowd is the speaker');
-  assert.ok(speaker.keeps({ level: -17, snrDb: 6 }, 25, true), 'once the speaker is known, only the level counts');
+  assert.ok(speaker.keeps({ level: -17, snrDb: 6 }, 25, true), 'once the speaker is known, a flat segment at about their level is theirs');
   assert.not.ok(speaker.keeps({ level: -20, snrDb: 8 }, 90, true), 'a minute after the speaker, the murmur is the room again');
+});
+
+test('speaker level: once the speaker is known, a flat segment a few dB under them is the room (a crowd 5 dB under the speaker)', () => {
+  const speaker = new SpeakerLevel(DEFAULT_SPEAKER_LEVEL);
+  assert.ok(speaker.keeps({ level: -16, snrDb: 12 }, 5, true));
+  assert.not.ok(speaker.keeps({ level: -19.1, snrDb: 9.9 }, 10, true), 'flat and 3.1 dB under: the room');
+  assert.ok(speaker.keeps({ level: -18.9, snrDb: 9.9 }, 15, true), "flat but 2.9 dB under: a weak sentence of the speaker's");
+  assert.ok(speaker.keeps({ level: -21, snrDb: 10.1 }, 20, true), 'standing out of its floor: the speaker, 5 dB under');
+  assert.ok(speaker.keeps({ level: -21, snrDb: 6 }, 25, false), 'a quiet room or steady noise: the VAD alone decides');
 });
 
 const seconds = (s: number) => Math.round(s * SAMPLE_RATE);
@@ -68,10 +77,10 @@ const seconds = (s: number) => Math.round(s * SAMPLE_RATE);
 /**
  * The speaker (JFK) says the sentence twice, 15 s after the start and with 15 s between; the
  * room (six copies of another reader's sentences, each from its own point, summed: not the
- * crowd the margins were chosen on) talks all along, 10 dB under the speaker's voice. Returns
- * the PCM and the seconds each sentence spans.
+ * crowd the margins were chosen on) talks all along, `roomUnderDb` under the speaker's voice.
+ * Returns the PCM and the seconds each sentence spans.
  */
-async function speakerInTheRoom(): Promise<{ pcm: Buffer; sentences: { start: number; end: number }[] }> {
+async function speakerInTheRoom(roomUnderDb = 10): Promise<{ pcm: Buffer; sentences: { start: number; end: number }[] }> {
   const jfk = pcmToFloat(await jfkPcm());
   const reader = await readerSentences();
   const starts = [seconds(15), seconds(15) + jfk.length + seconds(15)];
@@ -82,7 +91,7 @@ async function speakerInTheRoom(): Promise<{ pcm: Buffer; sentences: { start: nu
     for (let i = 0; i < length; i++) room[i]! += reader[(from + i) % reader.length]!;
   }
   const track = new Float32Array(length);
-  const gain = 10 ** ((voiceLevelDbfs(jfk) - voiceLevelDbfs(room) - 10) / 20);
+  const gain = 10 ** ((voiceLevelDbfs(jfk) - voiceLevelDbfs(room) - roomUnderDb) / 20);
   for (let i = 0; i < length; i++) track[i] = gain * room[i]!;
   for (const at of starts) for (let i = 0; i < jfk.length; i++) track[at + i]! += jfk[i]!;
   return { pcm: toPcm(track), sentences: starts.map((at) => ({ start: at / SAMPLE_RATE, end: (at + jfk.length) / SAMPLE_RATE })) };
@@ -124,6 +133,22 @@ test('speaker level, with the VAD: the room talking on while the speaker is sile
   assert.is(describe(roomAlone(segments)), '', `segments over the room alone, among ${describe(segments)}`);
   const reported = new Set(describe(room).split(' '));
   assert.equal(alone.filter((segment) => !reported.has(describe([segment]))), [], "each segment over the room alone is reported as the room's");
+  for (const { start, end } of sentences) {
+    assert.ok(segments.some((segment) => segment.end > start && segment.start < end), `the sentence at ${start} s is kept: ${describe(segments)}`);
+  }
+});
+
+test('speaker level, with the VAD: a loud room, 5 dB under the speaker, is not transcribed after the speaker is heard', async () => {
+  const model = await VoiceActivityModel.load(readConfig().modelsDir);
+  const { pcm, sentences } = await speakerInTheRoom(5);
+  const firstEnd = sentences[0]!.end;
+  const afterTheSpeaker = (segments: Span[]) =>
+    segments.filter((segment) => segment.start >= firstEnd && !sentences.some(({ start, end }) => segment.start < end && segment.end > start));
+
+  const without = await cut(model, pcm, { ...DEFAULT_SPEAKER_LEVEL, flatQuieterByDb: Infinity });
+  assert.ok(afterTheSpeaker(without.segments).length > 0, `without the rule for flat segments the room is kept: ${describe(without.segments)}`);
+  const { segments } = await cut(model, pcm, DEFAULT_SPEAKER_LEVEL);
+  assert.is(describe(afterTheSpeaker(segments)), '', `segments over the room alone after the first sentence, among ${describe(segments)}`);
   for (const { start, end } of sentences) {
     assert.ok(segments.some((segment) => segment.end > start && segment.start < end), `the sentence at ${start} s is kept: ${describe(segments)}`);
   }
