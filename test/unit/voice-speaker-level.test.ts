@@ -74,13 +74,16 @@ test('speaker level: once the speaker is known, a flat segment a few dB under th
 
 const seconds = (s: number) => Math.round(s * SAMPLE_RATE);
 
+/** The seconds each of the speaker's sentences spans. */
+type Sentences = { start: number; end: number }[];
+
 /**
  * The speaker (JFK) says the sentence twice, 15 s after the start and with 15 s between; the
  * room (six copies of another reader's sentences, each from its own point, summed: not the
  * crowd the margins were chosen on) talks all along, `roomUnderDb` under the speaker's voice.
  * Returns the PCM and the seconds each sentence spans.
  */
-async function speakerInTheRoom(roomUnderDb = 10): Promise<{ pcm: Buffer; sentences: { start: number; end: number }[] }> {
+async function speakerInTheRoom(roomUnderDb = 10): Promise<{ pcm: Buffer; sentences: Sentences }> {
   const jfk = pcmToFloat(await jfkPcm());
   const reader = await readerSentences();
   const starts = [seconds(15), seconds(15) + jfk.length + seconds(15)];
@@ -118,19 +121,20 @@ async function cut(model: VoiceActivityModel, pcm: Buffer, speaker: SpeakerLevel
   return { segments, room };
 }
 
+/** The segments that overlap none of the speaker's sentences: the room alone. */
+const roomAlone = (segments: Span[], sentences: Sentences) =>
+  segments.filter((segment) => !sentences.some(({ start, end }) => segment.start < end && segment.end > start));
+
 test('speaker level, with the VAD: the room talking on while the speaker is silent is not transcribed', async () => {
   const model = await VoiceActivityModel.load(readConfig().modelsDir);
   const { pcm, sentences } = await speakerInTheRoom();
-  const overSpeaker = (segment: Span) => sentences.some(({ start, end }) => segment.start < end && segment.end > start);
-  const roomAlone = (segments: Span[]) => segments.filter((segment) => !overSpeaker(segment));
-
   const without = await cut(model, pcm, { ...DEFAULT_SPEAKER_LEVEL, quieterByDb: Infinity, standsOutByDb: -Infinity });
-  const alone = roomAlone(without.segments);
+  const alone = roomAlone(without.segments, sentences);
   const firstStart = sentences[0]!.start;
   assert.ok(alone.some((segment) => segment.end <= firstStart), `without the rules the room alone is cut into segments before the speaker: ${describe(without.segments)}`);
   assert.ok(alone.some((segment) => segment.start >= firstStart), `and after the speaker's first sentence: ${describe(without.segments)}`);
   const { segments, room } = await cut(model, pcm, DEFAULT_SPEAKER_LEVEL);
-  assert.is(describe(roomAlone(segments)), '', `segments over the room alone, among ${describe(segments)}`);
+  assert.is(describe(roomAlone(segments, sentences)), '', `segments over the room alone, among ${describe(segments)}`);
   const reported = new Set(describe(room).split(' '));
   assert.equal(alone.filter((segment) => !reported.has(describe([segment]))), [], "each segment over the room alone is reported as the room's");
   for (const { start, end } of sentences) {
@@ -142,8 +146,7 @@ test('speaker level, with the VAD: a loud room, 5 dB under the speaker, is not t
   const model = await VoiceActivityModel.load(readConfig().modelsDir);
   const { pcm, sentences } = await speakerInTheRoom(5);
   const firstEnd = sentences[0]!.end;
-  const afterTheSpeaker = (segments: Span[]) =>
-    segments.filter((segment) => segment.start >= firstEnd && !sentences.some(({ start, end }) => segment.start < end && segment.end > start));
+  const afterTheSpeaker = (segments: Span[]) => roomAlone(segments, sentences).filter((segment) => segment.start >= firstEnd);
 
   const without = await cut(model, pcm, { ...DEFAULT_SPEAKER_LEVEL, flatQuieterByDb: Infinity });
   assert.ok(afterTheSpeaker(without.segments).length > 0, `without the rule for flat segments the room is kept: ${describe(without.segments)}`);
