@@ -1,12 +1,18 @@
 // Runs TypeScript without a loader. A loader (tsx) transpiles and resolves every module a process
 // loads, its packages' files included, through hooks on a thread of their own: about 2 s of CPU
 // at the start of each process and of each analysis thread, for no work of the service. Instead
-// esbuild bundles an entry with the project files it imports into one ES module, and the process
-// or thread runs that. Packages stay outside the bundle, imported by the absolute path of the
-// file Node would load, so a bundle runs from any folder: a folder of the user's own in the
-// system's temporary one, writable where the project's folder is not (the systemd units). A bundle is named by its content, so
-// processes starting together share it and a changed source makes a new one; the old ones go
-// once unused for an hour.
+// esbuild bundles an entry with the project files and the packages it imports into one ES
+// module, and the process or thread runs that: Node then neither resolves nor reads hundreds of
+// package files one by one (a third of the CPU of a gateway's or storage service's start). The
+// few packages that must run from their own folder stay outside, imported by the absolute path of
+// the file Node would load, so a bundle runs from any folder: a folder of the user's own in the
+// system's temporary one, writable where the project's folder is not (the systemd units).
+//
+// A bundle is named by its content, so processes starting together share it and a changed
+// source makes a new one; the old ones go once unused for an hour. Beside it a stamp lists the
+// files it was made from, with their sizes and change times (which any write moves and no tool
+// sets back): while none has changed, a process starting takes the bundle without running
+// esbuild at all.
 //
 // Each project file keeps its own import.meta.url and dirname, the source's: the paths made from
 // them (analysis thread bodies, the dashboard's files, the project root) are those of the
@@ -17,17 +23,63 @@ import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import type { Plugin } from 'esbuild';
 
 const PROJECT_ROOT = resolve(import.meta.dirname, '..');
 const BUNDLES = join(tmpdir(), `emotion-stream-bundles-${process.getuid?.() ?? 0}`);
 /** A process started from a bundle has read it within seconds; an hour is ample. */
 const STALE_MS = 3_600_000;
 
+/**
+ * Packages that use files of their own folder by path, and so are imported from there rather than
+ * bundled: a native addon (onnxruntime-node, chdb), a program (esbuild), threads started from
+ * their files (pino's transports), a browser driver (playwright-core), a compiler that reads its
+ * own library files (typescript).
+ */
+const FROM_THEIR_FOLDER = new Set(['onnxruntime-node', 'chdb', 'esbuild', 'pino', 'playwright-core', 'typescript']);
+
+/**
+ * What every bundle depends on besides the files esbuild read: how bundles are made (this file)
+ * and the packages' versions, which say where the ones left outside are found.
+ */
+const ALWAYS_INPUTS = [import.meta.filename, join(PROJECT_ROOT, 'package-lock.json')];
+
+/** A package's CommonJS code calls require(), which an ES module has not: one made for the project. */
+const BANNER = `import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(${JSON.stringify(join(PROJECT_ROOT, 'package.json'))});`;
+
 /** The path of an ES module that runs the TypeScript file `entry`. */
 export async function bundled(entry: string): Promise<string> {
-  const result = await build({
+  await ownFolder();
+  const name = relative(PROJECT_ROOT, entry).replace(/\.ts$/, '').replaceAll('/', '-');
+  // By the entry's whole path: two copies of the project share the folder, and neither may take
+  // the other's bundle.
+  const stampFile = join(BUNDLES, `${name}-${createHash('sha256').update(entry).digest('hex').slice(0, 8)}.inputs.json`);
+  const unchanged = await bundleOfStamp(stampFile);
+  if (unchanged) return unchanged;
+  const started = Date.now();
+  const { code, inputs } = await build(entry);
+  const file = join(BUNDLES, `${name}-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
+  const now = new Date();
+  // Its time says when it was last asked for: the bundles of older sources are removed after a while.
+  if (!(await utimes(file, now, now).then(() => true, () => false))) {
+    await writeWhole(file, code);
+    await removeStale(`${name}-`, file);
+  }
+  const stamp = await stampOf([...inputs, ...ALWAYS_INPUTS]);
+  // A file changed while esbuild read it may be in the bundle as it was before: no stamp, the
+  // next start builds again.
+  if (stamp && stamp.every(([, , ctimeMs]) => ctimeMs < started)) {
+    await writeWhole(stampFile, JSON.stringify({ bundle: file, inputs: stamp } satisfies Stamp));
+  }
+  return file;
+}
+
+async function build(entry: string): Promise<{ code: Uint8Array; inputs: string[] }> {
+  // Loaded only to build: most starts take a bundle from its stamp.
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
     entryPoints: [entry],
+    absWorkingDir: PROJECT_ROOT,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -35,40 +87,66 @@ export async function bundled(entry: string): Promise<string> {
     // Node's own choice among a package's entry points: no "module" field or condition.
     mainFields: ['main'],
     conditions: [],
+    banner: { js: BANNER },
     // Stack traces name the sources (node --enable-source-maps), their paths relative to where
-    // the bundle is written.
+    // the bundle is written. A trace needs the positions alone, not the sources' text, which
+    // would double what each process reads and parses.
     sourcemap: 'inline',
+    sourcesContent: false,
     outdir: BUNDLES,
     write: false,
+    metafile: true,
     logLevel: 'silent',
-    plugins: [sourceImportMeta, packagesByPath],
+    plugins: [sourceImportMeta, packagesFromTheirFolder],
   });
-  const code = result.outputFiles[0]!.contents;
-  const name = relative(PROJECT_ROOT, entry).replace(/\.ts$/, '').replaceAll('/', '-');
-  const file = join(BUNDLES, `${name}-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
-  await ownFolder();
-  const now = new Date();
-  // Its time says when it was last asked for: the bundles of older sources are removed after a while.
-  if (await utimes(file, now, now).then(() => true, () => false)) return file;
-  // Written whole under a name of its own, then renamed: a process never reads half a bundle.
-  const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-  await writeFile(partial, code);
-  await rename(partial, file);
-  await removeStale(`${name}-`, file);
-  return file;
+  const inputs = Object.keys(result.metafile.inputs).map((input) => resolve(PROJECT_ROOT, input));
+  return { code: result.outputFiles[0]!.contents, inputs };
 }
 
-/** Each package import, as the absolute path of the file esbuild resolves it to, left outside the bundle. */
-const packagesByPath: Plugin = {
-  name: 'packages-by-path',
+/** Each file a bundle was made from: its path, size and change time. */
+type Stamp = { bundle: string; inputs: [string, number, number][] };
+
+async function stampOf(files: string[]): Promise<Stamp['inputs'] | undefined> {
+  try {
+    return await Promise.all(files.map(async (file) => {
+      const { size, ctimeMs } = await stat(file);
+      return [file, size, ctimeMs] as [string, number, number];
+    }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The bundle a stamp names, if it is still there and every file it was made from is as it was. */
+async function bundleOfStamp(stampFile: string): Promise<string | undefined> {
+  const stamp = await readFile(stampFile, 'utf8').then((text) => JSON.parse(text) as Stamp, () => undefined);
+  if (!stamp) return undefined;
+  const now = await stampOf(stamp.inputs.map(([file]) => file));
+  const same = now?.every(([, size, ctimeMs], i) => size === stamp.inputs[i]![1] && ctimeMs === stamp.inputs[i]![2]);
+  if (!same) return undefined;
+  const at = new Date();
+  return (await utimes(stamp.bundle, at, at).then(() => true, () => false)) ? stamp.bundle : undefined;
+}
+
+/** Written under a name of its own, then renamed: a process never reads half a file. */
+async function writeWhole(file: string, content: string | Uint8Array): Promise<void> {
+  const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  await writeFile(partial, content);
+  await rename(partial, file);
+}
+
+/** An import of a package of FROM_THEIR_FOLDER, as the absolute path of the file esbuild resolves it to, left outside the bundle. */
+const packagesFromTheirFolder: Plugin = {
+  name: 'packages-from-their-folder',
   setup(plugin) {
     plugin.onResolve({ filter: /^[^./]/ }, async ({ path, kind, resolveDir, pluginData }) => {
-      if (isBuiltin(path) || pluginData === RESOLVING) return undefined;
+      if (isBuiltin(path) || pluginData === RESOLVING || !FROM_THEIR_FOLDER.has(packageName(path))) return undefined;
       const resolved = await plugin.resolve(path, { kind, resolveDir, pluginData: RESOLVING });
       return resolved.errors.length > 0 ? { errors: resolved.errors } : { path: resolved.path, external: true };
     });
   },
 };
+const packageName = (path: string) => path.split('/').slice(0, path.startsWith('@') ? 2 : 1).join('/');
 const RESOLVING = Symbol('resolving a package');
 
 /**

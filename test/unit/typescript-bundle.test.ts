@@ -1,9 +1,10 @@
 // Processes, threads and test files run from bundles of their sources (bus/typescript-bundle.ts),
 // written outside the project: each file in a bundle keeps its own import.meta, packages load
-// all the same, a bundle made from inside a bundle is the same one, and a folder other users may
-// write to is refused.
+// all the same, a bundle made from inside a bundle is the same one, unchanged sources are taken
+// from the stamp without building, a changed one makes a new bundle, and a folder other users
+// may write to is refused.
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -50,6 +51,39 @@ test('a folder of bundles that other users may write to is refused, not run from
     assert.equal(readdirSync(open), [], 'nothing written there');
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('a bundle whose sources are as they were is taken from its stamp, and no esbuild runs', async () => {
+  const source = join(fixtures, 'where-am-i.ts');
+  const built = await bundled(source);
+  // A process of its own, as a starting service is: the children it has after asking are the
+  // esbuild it would have started to build.
+  const script = `import { readdirSync, readFileSync } from 'node:fs';
+    import { bundled } from ${JSON.stringify(join(ROOT, 'bus/typescript-bundle.ts'))};
+    const bundle = await bundled(${JSON.stringify(source)});
+    const children = readdirSync('/proc/self/task').flatMap((task) => readFileSync(\`/proc/self/task/\${task}/children\`, 'utf8').split(' ').filter(Boolean));
+    console.log(JSON.stringify({ bundle, children: children.length }));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: ROOT });
+  assert.equal(JSON.parse(stdout.trim().split('\n').at(-1)!), { bundle: built, children: 0 });
+});
+
+test('a changed source makes a new bundle, which runs the change', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bundle-sources-'));
+  try {
+    const entry = join(dir, 'entry.ts');
+    const imported = join(dir, 'imported.ts');
+    writeFileSync(entry, "import { word } from './imported.ts';\nconsole.log(word);\n");
+    writeFileSync(imported, "export const word: string = 'before';\n");
+    const before = await bundled(entry);
+    assert.is(await run(before), 'before');
+    assert.is(await bundled(entry), before, 'the same sources, the same bundle');
+    writeFileSync(imported, "export const word: string = 'after, longer';\n");
+    const after = await bundled(entry);
+    assert.is.not(after, before);
+    assert.is(await run(after), 'after, longer');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
