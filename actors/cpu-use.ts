@@ -2,7 +2,11 @@
 // threads included) and every process below it, read from /proc: its decoder spawner and the
 // decoders that starts (ffmpeg, ffprobe), which are the host's grandchildren.
 // This is what a session costs once it runs; a new one is covered by a reservation until then.
-import { readFile, readdir } from 'node:fs/promises';
+//
+// Read synchronously, every second: /proc's files are made in memory as they are read, and a
+// host has some twenty threads whose children files are read each time. Through promises the
+// reads cost an idle host as much CPU as all the rest of its idling.
+import { readFileSync, readdirSync } from 'node:fs';
 import { statCpuSeconds } from './proc-stat.ts';
 
 interface Sample {
@@ -20,10 +24,10 @@ export class CpuUse {
   constructor(private readonly windowMs: number) {}
 
   /** Takes a sample; called about once a second. */
-  async sample(): Promise<void> {
+  sample(): void {
     const now = performance.now();
     const { user, system } = process.cpuUsage();
-    const seen = await descendantCpuSeconds();
+    const seen = descendantCpuSeconds();
     for (const [pid, seconds] of seen) this.childSeconds += seconds - (this.children.get(pid) ?? seconds);
     this.children = seen;
     this.samples.push({ at: now, cpuSeconds: (user + system) / 1e6 + this.childSeconds });
@@ -39,24 +43,35 @@ export class CpuUse {
   }
 }
 
-async function descendantCpuSeconds(): Promise<Map<number, number>> {
+function descendantCpuSeconds(): Map<number, number> {
   const cpu = new Map<number, number>();
   for (let parents: (number | 'self')[] = ['self']; parents.length > 0;) {
-    const pids = (await Promise.all(parents.map(childrenOf))).flat();
-    await Promise.all(
-      pids.map(async (pid) => {
-        const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-        if (stat) cpu.set(pid, statCpuSeconds(stat));
-      }),
-    );
+    const pids = parents.flatMap(childrenOf);
+    for (const pid of pids) {
+      const stat = readOrEmpty(`/proc/${pid}/stat`);
+      if (stat) cpu.set(pid, statCpuSeconds(stat));
+    }
     parents = pids;
   }
   return cpu;
 }
 
 /** The children of each of its threads (a child belongs to the thread that started it). */
-async function childrenOf(pid: number | 'self'): Promise<number[]> {
-  const threads = await readdir(`/proc/${pid}/task`).catch(() => []);
-  const lists = await Promise.all(threads.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch(() => '')));
-  return lists.flatMap((list) => list.split(' ').filter(Boolean).map(Number));
+function childrenOf(pid: number | 'self'): number[] {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return []; // it has ended
+  }
+  return threads.flatMap((tid) => readOrEmpty(`/proc/${pid}/task/${tid}/children`).split(' ').filter(Boolean).map(Number));
+}
+
+/** A /proc file's text, or '' once its process or thread has ended. */
+function readOrEmpty(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
 }

@@ -79,8 +79,8 @@ export class ActorHost {
     );
     await this.watchSessions();
     this.takeoverTimer = setInterval(() => void this.takeOverStale(), this.parts.config.heartbeatSeconds * 1000);
-    this.loadTimer = setInterval(() => void this.checkLoad(), LOAD_CHECK_MS);
-    await this.checkLoad();
+    this.loadTimer = setInterval(() => this.checkLoad(), LOAD_CHECK_MS);
+    this.checkLoad();
     this.subscriptions.push(
       serve(this.parts.nc, 'sessions.room', async () => {
         const room = this.room();
@@ -91,8 +91,8 @@ export class ActorHost {
   }
 
   /** Measures the CPU used, holds each session to its budget, and updates the room. */
-  private async checkLoad(): Promise<void> {
-    await this.parts.cpu.sample();
+  private checkLoad(): void {
+    this.parts.cpu.sample();
     this.budgets.review(this.costs);
     this.updateCapacity();
   }
