@@ -23,6 +23,7 @@ import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { decode, encode } from '@jridgewell/sourcemap-codec';
 import type { Plugin } from 'esbuild';
 
 const PROJECT_ROOT = resolve(import.meta.dirname, '..');
@@ -90,8 +91,8 @@ async function build(entry: string): Promise<{ code: Uint8Array; inputs: string[
     banner: { js: BANNER },
     // Stack traces name the sources (node --enable-source-maps), their paths relative to where
     // the bundle is written. A trace needs the positions alone, not the sources' text, which
-    // would double what each process reads and parses.
-    sourcemap: 'inline',
+    // would double what each process reads and parses. The map is inlined once made lighter.
+    sourcemap: 'external',
     sourcesContent: false,
     outdir: BUNDLES,
     write: false,
@@ -100,7 +101,30 @@ async function build(entry: string): Promise<{ code: Uint8Array; inputs: string[
     plugins: [sourceImportMeta, packagesFromTheirFolder],
   });
   const inputs = Object.keys(result.metafile.inputs).map((input) => resolve(PROJECT_ROOT, input));
-  return { code: result.outputFiles[0]!.contents, inputs };
+  const js = result.outputFiles.find((file) => !file.path.endsWith('.map'))!;
+  const map = result.outputFiles.find((file) => file.path.endsWith('.map'))!;
+  const inline = Buffer.from(JSON.stringify(packagesByLine(JSON.parse(map.text) as SourceMapJson))).toString('base64');
+  return { code: Buffer.from(`${js.text}//# sourceMappingURL=data:application/json;base64,${inline}\n`), inputs };
+}
+
+interface SourceMapJson {
+  sources: string[];
+  mappings: string;
+}
+
+/**
+ * The packages' code mapped by line, the project's by position. A process parses the whole map
+ * the first time it formats a stack trace, which every process does (a NATS connection records
+ * where it was closed), and the packages hold most of the positions: 90-130 ms of CPU for a
+ * service's map with every position, a quarter of what the process spends to start. A line of a
+ * package keeps its first position, so a trace still names the package's file and line.
+ */
+function packagesByLine(map: SourceMapJson): SourceMapJson {
+  const ofPackage = map.sources.map((source) => source.includes('/node_modules/'));
+  const lines = decode(map.mappings).map((segments) =>
+    segments.length > 1 && segments.every((segment) => segment.length > 1 && ofPackage[segment[1]!]) ? segments.slice(0, 1) : segments,
+  );
+  return { ...map, mappings: encode(lines) };
 }
 
 /** Each file a bundle was made from: its path, size and change time. */

@@ -1,8 +1,8 @@
 // Processes, threads and test files run from bundles of their sources (bus/typescript-bundle.ts),
 // written outside the project: each file in a bundle keeps its own import.meta, packages load
-// all the same, a bundle made from inside a bundle is the same one, unchanged sources are taken
-// from the stamp without building, a changed one makes a new bundle, and a folder other users
-// may write to is refused.
+// all the same, stack traces name the sources, a bundle made from inside a bundle is the same
+// one, unchanged sources are taken from the stamp without building, a changed one makes a new
+// bundle, and a folder other users may write to is refused.
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +28,16 @@ test('each file of a bundle keeps the import.meta of its source, and its package
     imported: join(fixtures, 'elsewhere', 'sibling.ts'),
     packageLoaded: 'function',
   });
+});
+
+test('a stack trace names the sources: a package by its file and line, a project file by position', async () => {
+  const source = join(fixtures, 'throws-in-package.ts');
+  const stderr = await promisify(execFile)(process.execPath, [...BUNDLE_EXEC_ARGV, await bundled(source)]).then(
+    () => 'it did not fail',
+    (error: { stderr: string }) => error.stderr,
+  );
+  assert.match(stderr, /at \S*Decode \(\/\S+\/node_modules\/@sinclair\/typebox\/\S+\.m?js:\d+:\d+\)/);
+  assert.ok(stderr.includes(`(${source}:5:7)`), stderr);
 });
 
 test('a bundle made from inside a bundle is the same one, written whole', async () => {
