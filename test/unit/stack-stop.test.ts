@@ -1,0 +1,52 @@
+// Stopping a process the stack started (ops/stack/process.ts), from a caller that has nothing
+// else left to do, as a test file's last hook is: a process deaf to SIGTERM is still killed once
+// its grace ends, and one that exits at once does not hold the caller for the rest of its grace
+// (test files once lingered 5 s each on it).
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as assert from 'uvu/assert';
+import { test } from '../../ops/support/uvu.ts';
+import { waitUntil } from '../../ops/stack/process.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Runs a caller that starts `childCode` as a service, stops it with `graceMs` and does nothing more; its child's pid and how long it ran. */
+async function stopAndLeave(childCode: string, graceMs: number): Promise<{ child: number; callerMs: number }> {
+  const caller = `import { startService, waitUntil } from ${JSON.stringify(join(ROOT, 'ops/stack/process.ts'))};
+    const service = startService('child', process.execPath, ['-e', ${JSON.stringify(childCode)}]);
+    await waitUntil('the child', async () => service.output().includes('listening'), 10_000);
+    console.log(service.pid);
+    void service.stop(${graceMs});`;
+  const started = Date.now();
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', caller], { cwd: ROOT });
+  return { child: Number(stdout.trim().split('\n').at(-1)), callerMs: Date.now() - started };
+}
+
+/** Whether the process runs, a zombie not reaped yet counting as ended. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+test('a process deaf to SIGTERM is killed when its grace ends, though its caller has nothing else to do', async () => {
+  const { child } = await stopAndLeave("process.on('SIGTERM', () => {}); console.log('listening'); setInterval(() => {}, 1000);", 300);
+  assert.ok(child > 0, 'the caller printed its child');
+  await waitUntil('the deaf child to be gone', async () => !running(child), 5000).catch(() => {
+    process.kill(child, 'SIGKILL');
+    assert.unreachable(`process ${child} outlived its caller`);
+  });
+});
+
+test('a process that ends at SIGTERM lets its caller exit then, not when the grace runs out', async () => {
+  const { child, callerMs } = await stopAndLeave("console.log('listening'); setInterval(() => {}, 1000);", 60_000);
+  assert.not.ok(running(child));
+  assert.ok(callerMs < 30_000, `the caller ran ${callerMs} ms against a grace of 60 s`);
+});
+
+test.run();
