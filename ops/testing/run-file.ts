@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { removeFileRules, ruleTag } from './network-rules.ts';
 import type { ChildCpu } from './child-cpu.ts';
 import { killTree } from './process-tree.ts';
@@ -41,6 +42,8 @@ export interface FileRun {
 // Lines of a file's output that the summary repeats when no FAIL line says what went wrong.
 const TAIL_LINES = 12;
 
+const OUTPUT_GRACE_MS = 3000;
+
 const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 
 /** A count of uvu's closing summary: the last such line, as a test may print the like before it. */
@@ -72,9 +75,16 @@ export async function runFile({ projectRoot, file, env, limitMs, logDir, childCp
       timedOut = true;
       if (child.pid !== undefined) killTree(child.pid);
     }, limitMs);
-    child.once('exit', (code, signal) => {
+    // 'close' comes once its output has been read to the end, which 'exit' may precede (a file
+    // that ends with process.exit() right after its last line). A process it left behind could
+    // hold its pipes open: a few seconds at most.
+    const outputRead = new Promise((resolve) => child.once('close', resolve));
+    child.once('exit', async (code, signal) => {
       clearTimeout(timer);
       const cpuSeconds = childCpu.sinceLast();
+      const grace = new AbortController();
+      await Promise.race([outputRead, sleep(OUTPUT_GRACE_MS, undefined, { signal: grace.signal }).catch(() => undefined)]);
+      grace.abort();
       const leftRules = removeFileRules(tag);
       const ms = Date.now() - started;
       const text = plain(output) + (leftRules > 0 ? `\n(the runner removed ${leftRules} network rule(s) the file left behind)\n` : '');
