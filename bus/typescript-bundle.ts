@@ -68,8 +68,8 @@ export async function bundled(entry: string): Promise<string> {
   }
   const stamp = await stampOf([...inputs, ...ALWAYS_INPUTS]);
   // A file changed while esbuild read it may be in the bundle as it was before: no stamp, the
-  // next start builds again.
-  if (stamp && stamp.every(([, , ctimeMs]) => ctimeMs < started)) {
+  // next start builds again. A second's margin, for the file system's coarser clock.
+  if (stamp && stamp.every(([, , ctimeMs]) => ctimeMs < started - 1000)) {
     await writeWhole(stampFile, JSON.stringify({ bundle: file, inputs: stamp } satisfies Stamp));
   }
   return file;
@@ -143,13 +143,17 @@ async function stampOf(files: string[]): Promise<Stamp['inputs'] | undefined> {
 
 /** The bundle a stamp names, if it is still there and every file it was made from is as it was. */
 async function bundleOfStamp(stampFile: string): Promise<string | undefined> {
-  const stamp = await readFile(stampFile, 'utf8').then((text) => JSON.parse(text) as Stamp, () => undefined);
-  if (!stamp) return undefined;
-  const now = await stampOf(stamp.inputs.map(([file]) => file));
-  const same = now?.every(([, size, ctimeMs], i) => size === stamp.inputs[i]![1] && ctimeMs === stamp.inputs[i]![2]);
-  if (!same) return undefined;
-  const at = new Date();
-  return (await utimes(stamp.bundle, at, at).then(() => true, () => false)) ? stamp.bundle : undefined;
+  try {
+    const stamp = JSON.parse(await readFile(stampFile, 'utf8')) as Stamp;
+    const now = await stampOf(stamp.inputs.map(([file]) => file));
+    const same = now?.every(([, size, ctimeMs], i) => size === stamp.inputs[i]![1] && ctimeMs === stamp.inputs[i]![2]);
+    if (!same) return undefined;
+    const at = new Date();
+    await utimes(stamp.bundle, at, at);
+    return stamp.bundle;
+  } catch {
+    return undefined; // none yet, or not one this code wrote: built afresh
+  }
 }
 
 /** Written under a name of its own, then renamed: a process never reads half a file. */
