@@ -18,13 +18,14 @@
 // them (analysis thread bodies, the dashboard's files, the project root) are those of the
 // sources, bundled or not.
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, utimes } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { decode, encode } from '@jridgewell/sourcemap-codec';
 import type { Plugin } from 'esbuild';
+import { writeWhole } from './write-whole.ts';
 
 const PROJECT_ROOT = resolve(import.meta.dirname, '..');
 const BUNDLES = join(tmpdir(), `emotion-stream-bundles-${process.getuid?.() ?? 0}`);
@@ -154,13 +155,6 @@ async function bundleOfStamp(stampFile: string): Promise<string | undefined> {
   } catch {
     return undefined; // none yet, or not one this code wrote: built afresh
   }
-}
-
-/** Written under a name of its own, then renamed: a process never reads half a file. */
-async function writeWhole(file: string, content: string | Uint8Array): Promise<void> {
-  const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-  await writeFile(partial, content);
-  await rename(partial, file);
 }
 
 /** An import of a package of FROM_THEIR_FOLDER, as the absolute path of the file esbuild resolves it to, left outside the bundle. */

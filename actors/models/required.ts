@@ -6,8 +6,9 @@
 // with the file's size, inode and change time, and while those are the same the file is taken
 // as checked. Any write to a file, or a file put in its place, changes its change time, which no
 // tool can set back. A folder the host may not write to is hashed at every start, as before.
-import { rename, stat, writeFile, readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeWhole } from '../../bus/write-whole.ts';
 import { sha256File } from './hash.ts';
 import { MODEL_ASSETS } from './manifest.ts';
 
@@ -49,7 +50,8 @@ export async function assertModels(dir: string, files: string[]): Promise<void> 
       added = true;
     }
   }
-  if (added) await writeRecord(dir, record).catch(() => undefined);
+  // Hosts starting together each write the record whole; whichever is last holds every file.
+  if (added) await writeWhole(join(dir, VERIFIED_RECORD), JSON.stringify(record)).catch(() => undefined);
 }
 
 async function readRecord(dir: string): Promise<Record<string, Checked>> {
@@ -59,11 +61,4 @@ async function readRecord(dir: string): Promise<Record<string, Checked>> {
   } catch {
     return {};
   }
-}
-
-/** Written whole under a name of its own, then renamed: hosts starting together never read half of it. */
-async function writeRecord(dir: string, record: Record<string, Checked>): Promise<void> {
-  const partial = join(dir, `${VERIFIED_RECORD}.${process.pid}`);
-  await writeFile(partial, JSON.stringify(record));
-  await rename(partial, join(dir, VERIFIED_RECORD));
 }
