@@ -28,12 +28,13 @@ export function clickHouseServer(
 // wrote to has the rows, not when they are queued on the node it was sent to, so an
 // acknowledged row never waits on a node that may be lost; and a subquery of a Distributed
 // table inside a query of one (a page of sessions) reads each shard's local table, which holds
-// all it needs, since both are sharded alike. Reads go to the first live replica of each shard,
-// in the cluster's order, whichever node takes them (not to the node's own replica), so every
-// storage service reads the same copy, and a row one wrote is read by the others at once, not
-// once the other replica has fetched it; with that replica lost, they go to its partner. Writes
-// go there too, except that ClickHouse 18.16 writes a shard the receiving node holds into its
-// own copy, which the first replica fetches a moment later.
+// all it needs, since both are sharded alike. A node sends reads and writes to the replica of
+// each shard it has failed to reach least often lately, the first in the cluster's order among
+// equals (not to its own replica), so that a storage service reads back at once what it wrote
+// (a rename, then the list). Except that ClickHouse 18.16 writes a shard the receiving node
+// holds into its own copy: that holds for a service pointed at a first replica. Nodes may prefer
+// different replicas, as each counts its own connection errors (and halves the counts only
+// every 10 minutes): another node may see a row a moment later, once its partner has fetched it.
 const CLUSTER_SETTINGS = {
   insert_distributed_sync: 1,
   distributed_product_mode: 'local',
