@@ -54,6 +54,7 @@ export class ActorHost {
     this.leaseClock = new LeaseClock(() => parts.records.writable());
     this.budgets = new SessionBudgets({
       budgetCores: parts.config.sessionBudgetCores,
+      stopAfterSeconds: parts.config.sessionOverBudgetStopSeconds,
       log: parts.log,
       observe: (cores) => parts.metrics.sessionCost(cores),
       stop: (session, detail) => this.actors.get(session)?.end('cost_exceeded', detail),

@@ -16,20 +16,21 @@ import type { SessionCost } from './session-cost.ts';
 const OVER_BY = 0.1;
 const WITHIN_BY = 0.2;
 /**
- * Past this many budgets for STOP_AFTER_MS without a break, a session is stopped. Its face effort
+ * Past this many budgets for `stopAfterSeconds` without a break, a session is stopped. Its face effort
  * is at its floor within seconds of going over, so what is left is its own. Far enough above the
  * budget that the heaviest stream the service takes is never stopped on a slow day: a 1080p
  * stream at 60 fps decodes in 0.25 cores here, about 0.45 on a day this machine decodes 1.8 times
  * slower, against 0.6 on two cores sized for 10 (ops/bench/README-capacity.md, "What a session may cost").
  */
 const STOP_PAST_BUDGETS = 3;
-const STOP_AFTER_MS = 60_000;
 /** How often each session's cost is observed for the metric: once per window. */
 const OBSERVE_EVERY_MS = 10_000;
 
 export interface SessionBudgetsOptions {
   /** Cores one session may cost. */
   budgetCores: number;
+  /** How long a session may stay past STOP_PAST_BUDGETS before it is stopped. */
+  stopAfterSeconds: number;
   log: Logger;
   /** Told each measured session's cost, in cores, once per window. */
   observe(cores: number): void;
@@ -71,16 +72,16 @@ export class SessionBudgets {
   }
 
   private judgeStop(session: string, cores: number, now: number): void {
-    const { budgetCores, log, stop } = this.options;
+    const { budgetCores, stopAfterSeconds, log, stop } = this.options;
     if (cores <= budgetCores * STOP_PAST_BUDGETS) {
       this.farOverSince.delete(session);
       return;
     }
     const since = this.farOverSince.get(session) ?? now;
     this.farOverSince.set(session, since);
-    if (now - since < STOP_AFTER_MS || this.stopped.has(session)) return;
+    if (now - since < stopAfterSeconds * 1000 || this.stopped.has(session)) return;
     this.stopped.add(session);
-    const detail = `the session cost ${round(cores)} cores, over ${STOP_PAST_BUDGETS} times its budget of ${round(budgetCores)}, for ${STOP_AFTER_MS / 1000} s with its face effort lowered`;
+    const detail = `the session cost ${round(cores)} cores, over ${STOP_PAST_BUDGETS} times its budget of ${round(budgetCores)}, for ${stopAfterSeconds} s with its face effort lowered`;
     log.warn({ session, cpuCores: round(cores), budgetCores: round(budgetCores) }, 'session stopped: it stayed far over its budget');
     stop(session, detail);
   }

@@ -155,6 +155,8 @@ export function hostSettings(read: Environment, varDir: string) {
     // which for long it is stopped (actors/session-budgets.ts): by default its share of the
     // cores the host is sized for. The capacity benchmark lifts it to measure streams at full effort.
     sessionBudgetCores: read.number('SESSION_BUDGET_CORES', availableParallelism() / hostCapacity, 0.001),
+    // How long a session may stay past three budgets, its face effort lowered, before it is stopped.
+    sessionOverBudgetStopSeconds: read.number('SESSION_OVER_BUDGET_STOP_SECONDS', 60, 1),
     // Quotas: active sessions per user across the cluster, sensor sources per session.
     userMaxActiveSessions: read.number('USER_MAX_ACTIVE_SESSIONS', 8, 1),
     sessionMaxSources: read.number('SESSION_MAX_SOURCES', 32, 1),

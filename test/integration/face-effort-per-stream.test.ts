@@ -24,7 +24,7 @@ const config = readConfig();
 const tooling = readOpsConfig();
 const NAME = 'face-effort-per-stream';
 /** Intervals of the emotions timeline read back. */
-const INTERVAL = 10;
+const INTERVAL = 5;
 
 let services: Services;
 let rtmp: RtmpServer | undefined;
@@ -95,7 +95,7 @@ test('the heavy stream is lowered; 48 px faces keep 480 px and their count; 32 p
   await waitUntil('the heavy stream at the lightest step', async () => (await storedSeconds(heavySession)).maxEffort === 2, 120_000);
   // Three more intervals under load.
   const loaded = (await storedSeconds(smallSession)).seconds;
-  await waitUntil('30 s more analysed', async () => (await storedSeconds(smallSession)).seconds >= loaded + 3 * INTERVAL, 120_000);
+  await waitUntil('three intervals more analysed', async () => (await storedSeconds(smallSession)).seconds >= loaded + 3 * INTERVAL, 120_000);
   for (const session of live) await stopSession(services, session.id);
   await services.rowsStored();
 

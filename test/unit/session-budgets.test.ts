@@ -21,7 +21,7 @@ function session(time: ReturnType<typeof clock>) {
 test('only the session over its budget is told so, and only once measured; it is within again well under it', () => {
   const time = clock();
   const observed: number[] = [];
-  const budgets = new SessionBudgets({ budgetCores: 0.2, log: pino({ level: 'silent' }), observe: (cores) => observed.push(cores), stop: () => assert.unreachable('stopped'), now: time.now });
+  const budgets = new SessionBudgets({ budgetCores: 0.2, stopAfterSeconds: 60, log: pino({ level: 'silent' }), observe: (cores) => observed.push(cores), stop: () => assert.unreachable('stopped'), now: time.now });
   const heavy = session(time);
   const light = session(time);
   const changes: boolean[] = [];
@@ -51,7 +51,7 @@ test('only the session over its budget is told so, and only once measured; it is
 test('a session far over its budget for a minute is stopped, once, with what it cost; one that dips back under it starts again; one beside it is left alone', () => {
   const time = clock();
   const stopped: { session: string; detail: string }[] = [];
-  const budgets = new SessionBudgets({ budgetCores: 0.2, log: pino({ level: 'silent' }), observe: () => {}, stop: (session, detail) => stopped.push({ session, detail }), now: time.now });
+  const budgets = new SessionBudgets({ budgetCores: 0.2, stopAfterSeconds: 60, log: pino({ level: 'silent' }), observe: () => {}, stop: (session, detail) => stopped.push({ session, detail }), now: time.now });
   const costs = new Map([['heavy', session(time)], ['dipping', session(time)], ['ordinary', session(time)]]);
   const run = (seconds: number, cores: Record<string, number>) => {
     for (let s = 0; s < seconds; s++) {
