@@ -7,10 +7,18 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { SharedConfig } from './config.ts';
 import type { Logger } from './log.ts';
 
+/**
+ * How often the event loop's lag is sampled. prom-client's 10 ms wakes the process 100 times a
+ * second, which costs an idle process about 8 ms of CPU a second (0.8 % of a core, most of what
+ * an idle gateway spends); every 100 ms costs a tenth of that. A stall still shows: it delays
+ * the next sample, whatever the period.
+ */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
 /** A registry of the process's own (never prom-client's global one), with Node's process metrics on it. */
 export function createRegistry(): Registry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   return registry;
 }
 

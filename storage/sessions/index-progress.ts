@@ -134,6 +134,8 @@ export class IndexProgress {
   }
 
   private async prune(): Promise<void> {
+    // Nothing held, nothing to let go: the bus is not asked (each storage service, every second).
+    if (this.changes.size === 0) return;
     const through = await this.acknowledgedThrough();
     // A change gone from the stream unacknowledged was replaced by one written before the
     // floor was asked: at or below the bucket's revision asked now, which the watch must have
