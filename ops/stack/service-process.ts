@@ -19,6 +19,8 @@ const MAIN: Record<Role, string> = { storage: 'storage/main.ts', host: 'actors/m
 
 // Models to load, a schema to migrate: minutes on a loaded machine the first time.
 const READY_MS = 120_000;
+/** A test file starts three processes or more, each ready within a second or two: asked often. */
+const READY_POLL_MS = 50;
 
 // A process's restart is costlier than a stream worker's (models to load, sessions to take
 // over): a longer backoff, and a crash loop judged over minutes. Stopped, it has 5 s to hand
@@ -56,7 +58,7 @@ export async function launchService(spec: ServiceSpec): Promise<Service> {
       await service.stop();
       throw new Error(`${spec.id} ${reason}; see ${spec.logFile}, which ends:\n${logTail(spec.logFile)}`);
     }
-    await sleep(200);
+    await sleep(READY_POLL_MS);
   }
 }
 

@@ -90,10 +90,12 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
   let hostCount = 0;
   const hosts: Service[] = [];
   const startHost = async (env: Record<string, string> = {}) => {
-    const id = `${options.name}-host-${++hostCount}`;
+    // Placed by number, not by which host was ready first: hosts[0] is host-1.
+    const index = hostCount++;
+    const id = `${options.name}-host-${index + 1}`;
     const { service, metricsUrl } = await launch('host', id, id, env);
-    hosts.push(service);
-    metrics.hosts.push(metricsUrl);
+    hosts[index] = service;
+    metrics.hosts[index] = metricsUrl;
     return service;
   };
   let gateway: Service | undefined;
@@ -104,10 +106,14 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     const started = await launch('storage', `${options.name}-storage`, 'storage');
     storage = started.service;
     metrics.storage = started.metricsUrl;
-    for (let i = 0; i < (options.hosts ?? 1); i++) await startHost();
-    const front = await launch('gateway', `${options.name}-gateway`, 'gateway', { GATEWAY_PORT: String(port) });
-    gateway = front.service;
-    metrics.gateway = front.metricsUrl;
+    // The hosts and the gateway need only the bus and the schema: they start side by side.
+    const front = launch('gateway', `${options.name}-gateway`, 'gateway', { GATEWAY_PORT: String(port) }).then((started) => {
+      gateway = started.service;
+      metrics.gateway = started.metricsUrl;
+    });
+    const starts = await Promise.allSettled([front, ...Array.from({ length: options.hosts ?? 1 }, () => startHost())]);
+    const failed = starts.find((start) => start.status === 'rejected');
+    if (failed) throw failed.reason;
   } catch (error) {
     await Promise.all([gateway, storage, ...hosts].map((service) => service?.stop()));
     await bus.close();
