@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # `npm test` and `npm run test:cluster` (--cluster): install what is missing (Debian packages,
-# npm dependencies, model files and test media), type-check, and run the tests against real
-# NATS, ClickHouse and ffmpeg (ops/test.ts).
+# npm dependencies, model files and test media), and run the tests against real NATS,
+# ClickHouse and ffmpeg, the project's type check beside them (ops/test.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ops/setup.sh --test
 node --import tsx ops/assets/setup.ts --media
-npx tsc --noEmit -p .
-exec node --import tsx ops/test.ts "$@"
+exec node --import tsx ops/test.ts --type-check "$@"

@@ -9,7 +9,8 @@
 // files whose path under test/ matches it.
 //
 // Each file runs in a process of its own with a time limit, so one that crashes or hangs fails
-// alone, and its output is printed whole when it ends.
+// alone, and its output is printed whole when it ends. With --type-check (`npm test` and
+// `npm run test:cluster`) the project's type check runs beside them and counts as one test.
 import { readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ import { ChildCpu } from './testing/child-cpu.ts';
 import { runFile, type FileOutcome } from './testing/run-file.ts';
 import { Scheduler, type Queue } from './testing/schedule.ts';
 import { runningTestServers } from './testing/test-servers.ts';
+import { typeCheck } from './testing/type-check.ts';
 import { readRunnerConfig } from './testing/runner-config.ts';
 
 const config = readConfig();
@@ -131,6 +133,12 @@ if (orphanCgroups > 0) console.log(`Removed ${orphanCgroups} cgroup(s) left by t
 
 const stops: Stop[] = [];
 let outcomes: FileOutcome[] = [];
+const typeChecked = args.includes('--type-check')
+  ? typeCheck(config.projectRoot, childCpu).then((outcome) => {
+      console.log(`\n── ${outcome.file} (${(outcome.ms / 1000).toFixed(1)} s, ${outcome.cpuSeconds.toFixed(0)} s of CPU, ${outcome.failed === 0 ? 'passed' : 'failed'})\n${outcome.output}`.trimEnd());
+      return [outcome];
+    })
+  : Promise.resolve([]);
 try {
   if (clusterStage) {
     // The cluster files start their own clusters; the result checks run on one started here.
@@ -142,6 +150,7 @@ try {
   } else {
     outcomes = await onServers(testFiles.filter((file) => !file.startsWith('cluster/')), stops);
   }
+  outcomes.push(...(await typeChecked));
 } finally {
   for (const stop of stops.reverse()) await stop().catch(() => {});
 }
