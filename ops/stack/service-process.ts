@@ -39,11 +39,16 @@ export interface ServiceSpec {
   metricsPort: number;
 }
 
+/** Node's arguments that run a process of `role`: its bundle, as every start of it runs. */
+export async function serviceArgs(projectRoot: string, role: Role): Promise<string[]> {
+  return [...BUNDLE_EXEC_ARGV, await bundled(join(projectRoot, MAIN[role]))];
+}
+
 /** Starts the process and resolves once its /readyz says it serves; fails, with where its log is, if it exits first or never does. */
 export async function launchService(spec: ServiceSpec): Promise<Service> {
   const metrics = metricsUrl(spec);
   const nats = spec.env.NATS_URL === undefined ? {} : { NATS_URL: withCredential(spec.env.NATS_URL, spec.role, localPasswords()[spec.role]) };
-  const service = startService(spec.id, process.execPath, [...BUNDLE_EXEC_ARGV, await bundled(join(spec.projectRoot, MAIN[spec.role]))], {
+  const service = startService(spec.id, process.execPath, await serviceArgs(spec.projectRoot, spec.role), {
     logFile: spec.logFile,
     env: { ...spec.env, ...nats, HOST_ID: spec.id, METRICS_HOST: spec.metricsHost ?? '127.0.0.1', METRICS_PORT: String(spec.metricsPort) },
     cwd: spec.projectRoot,

@@ -11,6 +11,7 @@ import { readConfig } from '../../bus/config.ts';
 import { readOpsConfig } from '../../ops/ops-config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startService, waitUntil } from '../../ops/stack/process.ts';
+import { serviceArgs } from '../../ops/stack/service-process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { clipsDir, mediaSeconds, runFor, startLiveSession, startStreamServer, stopSession, type LiveSession } from '../support/analysis.ts';
 import { makeClip, speak } from '../support/clips.ts';
@@ -159,7 +160,7 @@ test('a live session and REST calls show in the metrics of each process', async 
 
 test('a process that cannot reach NATS yet is alive but not ready', async () => {
   const port = await freePort();
-  const gateway = startService('metrics-unready-gateway', process.execPath, ['--import', 'tsx', join(config.projectRoot, 'gateway/main.ts')], {
+  const gateway = startService('metrics-unready-gateway', process.execPath, await serviceArgs(config.projectRoot, 'gateway'), {
     env: { ...process.env, AUTH_JWT_SECRET: 'unused', NATS_URL: `nats://127.0.0.1:${await freePort()}`, PORT: String(await freePort()), METRICS_PORT: String(port), HOST_ID: 'metrics-unready' },
     cwd: config.projectRoot,
   });

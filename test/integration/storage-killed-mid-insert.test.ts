@@ -19,7 +19,7 @@ import { startNats } from '../../ops/stack/nats.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { launchService } from '../../ops/stack/service-process.ts';
+import { launchService, serviceArgs } from '../../ops/stack/service-process.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
@@ -93,7 +93,7 @@ test('a storage service killed during its INSERT: every second stored, twice onl
   const session = newSessionId();
   await publishSeconds(session, 0, KILLED, ROWS_EACH);
 
-  storage = startService('storage to be killed', process.execPath, ['--import', 'tsx', join(config.projectRoot, 'storage/main.ts')], {
+  storage = startService('storage to be killed', process.execPath, await serviceArgs(config.projectRoot, 'storage'), {
     logFile: join(dir, 'killed.log'),
     env: await env({}),
     cwd: config.projectRoot,

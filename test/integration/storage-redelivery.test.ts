@@ -19,7 +19,7 @@ import { createLog } from '../../bus/log.ts';
 import { subjects, tenantOf, type RowKind } from '../../bus/subjects.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
-import { launchService } from '../../ops/stack/service-process.ts';
+import { launchService, serviceArgs } from '../../ops/stack/service-process.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse/clickhouse.ts';
 import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
 import { StorageService } from '../../storage/service.ts';
@@ -107,7 +107,7 @@ test('a batch inserted and never acknowledged is stored again, collapses for rea
 
   // A storage process that exits right after its first insert: not waited on to be ready, as it
   // may insert and exit before it would be asked.
-  doomed = startService('doomed storage', process.execPath, ['--import', 'tsx', join(config.projectRoot, 'storage/main.ts')], {
+  doomed = startService('doomed storage', process.execPath, await serviceArgs(config.projectRoot, 'storage'), {
     logFile: join(logs, 'doomed.log'),
     env: { ...storageEnv, WRITER_EXIT_AFTER_INSERTS: '1' },
     cwd: config.projectRoot,
