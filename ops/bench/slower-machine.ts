@@ -3,8 +3,8 @@
 // periods. It models a machine with less CPU to share, not one whose every thread is slower: a
 // lone thread still runs at this machine's speed while the others wait. Needs root.
 //   node --import tsx ops/bench/slower-machine.ts [factor=1.6] [test runner arguments...]
-// For instance `... 1.6` (the first stage, as `npm test` runs it after its setup) or
-// `... 1.6 integration/face-emotions`.
+// For instance `... 1.6 --type-check` (the first stage, as `npm test` runs it after its setup)
+// or `... 1.6 integration/face-emotions`.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
