@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { ChildCpu } from './child-cpu.ts';
 import type { FileOutcome } from './run-file.ts';
 
-export const TYPE_CHECK = 'the type check (tsc --noEmit -p .)';
+const TYPE_CHECK = 'the type check (tsc --noEmit -p .)';
 
 /** Lines of tsc's output the summary repeats. */
 const ERROR_LINES = 20;
