@@ -22,8 +22,10 @@ export function typeCheck(projectRoot: string, childCpu: ChildCpu): Promise<File
     const keep = (chunk: Buffer) => void (output += chunk.toString());
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
+    // Read as the process is reaped, as a test file's is (child-cpu.ts): its output may close later.
+    let cpuSeconds = 0;
+    child.once('exit', () => (cpuSeconds = childCpu.sinceLast()));
     const finish = (code: number | null, reason?: string) => {
-      const cpuSeconds = childCpu.sinceLast();
       const passed = code === 0;
       const text = reason ?? output.trimEnd();
       const failures = passed ? [] : [`${TYPE_CHECK} failed (exit code ${code}):\n    ${text.split('\n').slice(0, ERROR_LINES).join('\n    ')}`];
