@@ -8,6 +8,9 @@
 // the file Node would load, so a bundle runs from any folder: a folder of the user's own in the
 // system's temporary one, writable where the project's folder is not (the systemd units).
 //
+// Many entries that run side by side, as the test files do, can be bundled together: one esbuild
+// run reads and parses the packages once, and what the entries share goes to chunks they import.
+//
 // A bundle is named by its content, so processes starting together share it and a changed
 // source makes a new one; the old ones go once unused for an hour. Beside it a stamp lists the
 // files it was made from, with their sizes and change times (which any write moves and no tool
@@ -55,34 +58,69 @@ export async function bundled(entry: string): Promise<string> {
   const name = relative(PROJECT_ROOT, entry).replace(/\.ts$/, '').replaceAll('/', '-');
   // By the entry's whole path: two copies of the project share the folder, and neither may take
   // the other's bundle.
-  const stampFile = join(BUNDLES, `${name}-${createHash('sha256').update(entry).digest('hex').slice(0, 8)}.inputs.json`);
-  const unchanged = await bundleOfStamp(stampFile);
-  if (unchanged) return unchanged;
+  const stampFile = join(BUNDLES, `${name}-${shortHash(entry, 8)}.inputs.json`);
+  const unchanged = await stampIfUnchanged(stampFile);
+  if (unchanged) return unchanged.bundle;
   const started = Date.now();
-  const { code, inputs } = await build(entry);
-  const file = join(BUNDLES, `${name}-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
+  const { outputs, inputs } = await build([entry], BUNDLES);
+  const { code } = outputs[0]!;
+  const file = join(BUNDLES, `${name}-${shortHash(code, 16)}.mjs`);
   const now = new Date();
   // Its time says when it was last asked for: the bundles of older sources are removed after a while.
   if (!(await utimes(file, now, now).then(() => true, () => false))) {
     await writeWhole(file, code);
     await removeStale(`${name}-`, file);
   }
-  const stamp = await stampOf([...inputs, ...ALWAYS_INPUTS]);
-  // A file changed while esbuild read it may be in the bundle as it was before: no stamp, the
-  // next start builds again. A second's margin, for the file system's coarser clock.
-  if (stamp && stamp.every(([, , ctimeMs]) => ctimeMs < started - 1000)) {
-    await writeWhole(stampFile, JSON.stringify({ bundle: file, inputs: stamp } satisfies Stamp));
-  }
+  await writeStamp(stampFile, started, inputs, { bundle: file });
   return file;
 }
 
-async function build(entry: string): Promise<{ code: Uint8Array; inputs: string[] }> {
+/**
+ * ES modules that run each of `entries`, made by one esbuild run: the code they share is read,
+ * parsed and written once, as chunks they import, where a bundle of each would parse every
+ * package again (the test files: 30 s of CPU one by one, 2 s together). They go to a folder of
+ * their own, named by `name` and their content; an entry missing from the map was not built.
+ */
+export async function bundledTogether(name: string, entries: readonly string[]): Promise<Map<string, string>> {
+  await ownFolder();
+  const stampFile = join(BUNDLES, `group-${name}-${shortHash(entries.join('\n'), 8)}.inputs.json`);
+  const unchanged = await stampIfUnchanged(stampFile);
+  if (unchanged?.entries) return new Map(Object.entries(unchanged.entries));
+  const started = Date.now();
+  // Built as if into a folder as deep as the one it goes to: the source maps' paths are relative.
+  const { outputs, inputs } = await build(entries, join(BUNDLES, `group-${name}`));
+  const folder = join(BUNDLES, `group-${name}-${shortHash(outputs.map(({ code }) => shortHash(code, 16)).join(), 16)}`);
+  // Every file written again, each whole: a run beside this one may be writing the same folder.
+  for (const { path, code } of outputs) {
+    await mkdir(dirname(join(folder, path)), { recursive: true });
+    await writeWhole(join(folder, path), code);
+  }
+  const now = new Date();
+  await utimes(folder, now, now);
+  await removeStale(`group-${name}-`, folder);
+  const built = new Map(outputs.flatMap(({ path, entry }) => (entry ? [[entry, join(folder, path)] as const] : [])));
+  await writeStamp(stampFile, started, inputs, { bundle: folder, entries: Object.fromEntries(built) });
+  return built;
+}
+
+const shortHash = (content: string | Uint8Array, length: number) => createHash('sha256').update(content).digest('hex').slice(0, length);
+
+interface Output {
+  /** Relative to the folder it goes to. */
+  path: string;
+  /** The source it runs, if it is an entry rather than a chunk of shared code. */
+  entry?: string;
+  code: Uint8Array;
+}
+
+async function build(entries: readonly string[], outdir: string): Promise<{ outputs: Output[]; inputs: string[] }> {
   // Loaded only to build: most starts take a bundle from its stamp.
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
-    entryPoints: [entry],
+    entryPoints: [...entries],
     absWorkingDir: PROJECT_ROOT,
     bundle: true,
+    splitting: entries.length > 1,
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -95,17 +133,26 @@ async function build(entry: string): Promise<{ code: Uint8Array; inputs: string[
     // would double what each process reads and parses. The map is inlined once made lighter.
     sourcemap: 'external',
     sourcesContent: false,
-    outdir: BUNDLES,
+    outdir,
+    // ES modules wherever they are written, with no package.json to say so; chunks are imported by these names.
+    outExtension: { '.js': '.mjs' },
     write: false,
     metafile: true,
     logLevel: 'silent',
     plugins: [sourceImportMeta, packagesFromTheirFolder],
   });
   const inputs = Object.keys(result.metafile.inputs).map((input) => resolve(PROJECT_ROOT, input));
-  const js = result.outputFiles.find((file) => !file.path.endsWith('.map'))!;
-  const map = result.outputFiles.find((file) => file.path.endsWith('.map'))!;
-  const inline = Buffer.from(JSON.stringify(packagesByLine(JSON.parse(map.text) as SourceMapJson))).toString('base64');
-  return { code: Buffer.from(`${js.text}//# sourceMappingURL=data:application/json;base64,${inline}\n`), inputs };
+  const maps = new Map(result.outputFiles.filter((file) => file.path.endsWith('.map')).map((file) => [file.path, file.text]));
+  const outputs = result.outputFiles.filter((file) => !file.path.endsWith('.map')).map((js): Output => {
+    const map = Buffer.from(JSON.stringify(packagesByLine(JSON.parse(maps.get(`${js.path}.map`)!) as SourceMapJson))).toString('base64');
+    const entry = result.metafile.outputs[relative(PROJECT_ROOT, js.path)]?.entryPoint;
+    return {
+      path: relative(outdir, js.path),
+      ...(entry ? { entry: resolve(PROJECT_ROOT, entry) } : {}),
+      code: Buffer.from(`${js.text}//# sourceMappingURL=data:application/json;base64,${map}\n`),
+    };
+  });
+  return { outputs, inputs };
 }
 
 interface SourceMapJson {
@@ -128,8 +175,13 @@ function packagesByLine(map: SourceMapJson): SourceMapJson {
   return { ...map, mappings: encode(lines) };
 }
 
-/** Each file a bundle was made from: its path, size and change time. */
-type Stamp = { bundle: string; inputs: [string, number, number][] };
+/** What a bundle, or a folder of bundles made together, was made from: each file's path, size and change time. */
+interface Stamp {
+  bundle: string;
+  /** Of a folder: each entry's bundle in it. */
+  entries?: Record<string, string>;
+  inputs: [string, number, number][];
+}
 
 async function stampOf(files: string[]): Promise<Stamp['inputs'] | undefined> {
   try {
@@ -142,8 +194,17 @@ async function stampOf(files: string[]): Promise<Stamp['inputs'] | undefined> {
   }
 }
 
-/** The bundle a stamp names, if it is still there and every file it was made from is as it was. */
-async function bundleOfStamp(stampFile: string): Promise<string | undefined> {
+async function writeStamp(stampFile: string, started: number, inputs: string[], made: Omit<Stamp, 'inputs'>): Promise<void> {
+  const stamp = await stampOf([...inputs, ...ALWAYS_INPUTS]);
+  // A file changed while esbuild read it may be in the bundle as it was before: no stamp, the
+  // next start builds again. A second's margin, for the file system's coarser clock.
+  if (stamp && stamp.every(([, , ctimeMs]) => ctimeMs < started - 1000)) {
+    await writeWhole(stampFile, JSON.stringify({ ...made, inputs: stamp } satisfies Stamp));
+  }
+}
+
+/** The stamp, if what it names is still there and every file it was made from is as it was. */
+async function stampIfUnchanged(stampFile: string): Promise<Stamp | undefined> {
   try {
     const stamp = JSON.parse(await readFile(stampFile, 'utf8')) as Stamp;
     const now = await stampOf(stamp.inputs.map(([file]) => file));
@@ -151,7 +212,7 @@ async function bundleOfStamp(stampFile: string): Promise<string | undefined> {
     if (!same) return undefined;
     const at = new Date();
     await utimes(stamp.bundle, at, at);
-    return stamp.bundle;
+    return stamp;
   } catch {
     return undefined; // none yet, or not one this code wrote: built afresh
   }
@@ -183,14 +244,14 @@ async function ownFolder(): Promise<void> {
   }
 }
 
-/** Bundles of the same entry made from older sources, not asked for lately. */
+/** Bundles (or folders of them) of the same entries made from older sources, not asked for lately. */
 async function removeStale(prefix: string, current: string): Promise<void> {
   const before = Date.now() - STALE_MS;
-  for (const name of await readdir(BUNDLES)) {
-    const file = join(BUNDLES, name);
-    if (!name.startsWith(prefix) || !name.endsWith('.mjs') || file === current) continue;
+  for (const entry of await readdir(BUNDLES, { withFileTypes: true })) {
+    const file = join(BUNDLES, entry.name);
+    if (!entry.name.startsWith(prefix) || !(entry.name.endsWith('.mjs') || entry.isDirectory()) || file === current) continue;
     const { mtimeMs } = await stat(file).catch(() => ({ mtimeMs: Infinity }));
-    if (mtimeMs < before) await rm(file, { force: true });
+    if (mtimeMs < before) await rm(file, { recursive: true, force: true });
   }
 }
 

@@ -15,6 +15,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { readConfig } from '../bus/config.ts';
+import { bundledTogether } from '../bus/typescript-bundle.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
 import { startClickHouseCluster } from './stack/clickhouse-cluster.ts';
 import { startNats } from './stack/nats.ts';
@@ -41,6 +42,12 @@ const testDir = join(config.projectRoot, 'test');
 const testFiles = readdirSync(testDir, { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.test.ts') && pattern.test(file))
   .sort();
+// Made together while the servers start: a file missing from it (one that does not compile
+// fails the whole build) is bundled alone as it starts, and fails alone.
+const testBundles = bundledTogether('test-files', testFiles.map((file) => join(testDir, file))).catch((error: Error) => {
+  console.log(`The test files could not be bundled together (${error.message.split('\n').slice(0, 2).join(' ')}); each is bundled as it starts.`);
+  return new Map<string, string>();
+});
 // The tests of what is stored and read back (timelines, lists, analyst queries, deletion), which
 // must hold on a cluster as on one server.
 const RESULT_CHECKS = ['storage-timelines', 'clickhouse-current', 'sessions-list', 'sessions-index', 'events-api', 'voice-features', 'transcript-sentiment']
@@ -66,7 +73,8 @@ async function runLanes(files: string[], laneList: Lane[]): Promise<FileOutcome[
   await Promise.all(
     laneList.map(async (lane) => {
       for (let file = scheduler.next(lane.takes); file; file = scheduler.next(lane.takes)) {
-        const outcome = await runFile({ projectRoot: config.projectRoot, file, env: { ...process.env, ...lane.env }, limitMs: fileLimitMs, logDir, childCpu });
+        const bundle = (await testBundles).get(join(testDir, file));
+        const outcome = await runFile({ projectRoot: config.projectRoot, file, bundle, env: { ...process.env, ...lane.env }, limitMs: fileLimitMs, logDir, childCpu });
         const seconds = (outcome.ms / 1000).toFixed(1);
         console.log(`\n── ${file} (${lane.name}, ${seconds} s, ${outcome.cpuSeconds.toFixed(0)} s of CPU, ${outcome.failed === 0 ? 'passed' : `${outcome.failed} failed`})\n${outcome.output.trimEnd()}`);
         outcomes.push(outcome);

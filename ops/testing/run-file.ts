@@ -31,6 +31,8 @@ export interface FileRun {
   projectRoot: string;
   /** Path under test/. */
   file: string;
+  /** Its bundle, if made already (with the other files'); else it is bundled alone. */
+  bundle?: string | undefined;
   env: NodeJS.ProcessEnv;
   limitMs: number;
   /** Where the file's whole output is written. */
@@ -49,11 +51,11 @@ const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 /** A count of uvu's closing summary: the last such line, as a test may print the like before it. */
 const countOf = (label: string, text: string) => Number([...text.matchAll(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'gm'))].at(-1)?.[1] ?? 0);
 
-export async function runFile({ projectRoot, file, env, limitMs, logDir, childCpu }: FileRun): Promise<FileOutcome> {
+export async function runFile({ projectRoot, file, bundle, env, limitMs, logDir, childCpu }: FileRun): Promise<FileOutcome> {
   const started = Date.now();
   let entry: string;
   try {
-    entry = await bundled(join(projectRoot, 'test', file));
+    entry = bundle ?? (await bundled(join(projectRoot, 'test', file)));
   } catch (error) {
     const reason = `${file} could not be bundled: ${(error as Error).message}`;
     return { file, passed: 0, failed: 1, skipped: 0, ms: Date.now() - started, cpuSeconds: 0, failures: [reason], output: reason };

@@ -2,16 +2,17 @@
 // written outside the project: each file in a bundle keeps its own import.meta, packages load
 // all the same, stack traces name the sources, a bundle made from inside a bundle is the same
 // one, unchanged sources are taken from the stamp without building, a changed one makes a new
-// bundle, and a folder other users may write to is refused.
+// bundle, and a folder other users may write to is refused. Files bundled together (the test
+// files) run as each would alone, and the code they share is written once.
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
 import { test } from '../../ops/support/uvu.ts';
-import { BUNDLE_EXEC_ARGV, bundled } from '../../bus/typescript-bundle.ts';
+import { BUNDLE_EXEC_ARGV, bundled, bundledTogether } from '../../bus/typescript-bundle.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const fixtures = fileURLToPath(new URL('../support/bundle-fixtures/', import.meta.url));
@@ -95,6 +96,28 @@ test('a changed source makes a new bundle, which runs the change', async () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('files bundled together run as each would alone, from one folder, the code they share written once', async () => {
+  const sources = [join(fixtures, 'where-am-i.ts'), join(fixtures, 'elsewhere', 'where-am-i-too.ts')];
+  const bundles = await bundledTogether('fixtures', sources);
+  const [first, second] = sources.map((source) => bundles.get(source) ?? '') as [string, string];
+  assert.ok(first.endsWith('.mjs') && second.endsWith('.mjs'), JSON.stringify([...bundles]));
+  for (const [source, bundle] of [[sources[0]!, first], [sources[1]!, second]] as const) {
+    assert.equal(JSON.parse(await run(bundle)), {
+      url: pathToFileURL(source).href,
+      dirname: dirname(source),
+      filename: source,
+      imported: join(fixtures, 'elsewhere', 'sibling.ts'),
+      packageLoaded: 'function',
+    });
+  }
+  const folder = dirname(first);
+  const written = readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.mjs'));
+  const defining = written.filter((name) => readFileSync(join(folder, name), 'utf8').includes('function whereIsThis('));
+  assert.is(defining.length, 1, `the shared module in one file of ${written.join(', ')}`);
+  assert.ok(![first, second].includes(join(folder, defining[0]!)), 'in a chunk both import, not in either entry');
+  assert.equal(await bundledTogether('fixtures', sources), bundles, 'the same sources, the same bundles');
 });
 
 test('a source that does not compile is refused with where', async () => {
