@@ -17,18 +17,20 @@ import { BUNDLE_EXEC_ARGV, bundled, bundledTogether } from '../../bus/typescript
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const fixtures = fileURLToPath(new URL('../support/bundle-fixtures/', import.meta.url));
 const run = async (file: string) => (await promisify(execFile)(process.execPath, [...BUNDLE_EXEC_ARGV, file])).stdout.trim();
+/** What where-am-i.ts (or its copy elsewhere) prints when its bundle keeps the source's place. */
+const whereAmI = (source: string) => ({
+  url: pathToFileURL(source).href,
+  dirname: dirname(source),
+  filename: source,
+  imported: join(fixtures, 'elsewhere', 'sibling.ts'),
+  packageLoaded: 'function',
+});
 
 test('each file of a bundle keeps the import.meta of its source, and its packages load', async () => {
   const source = join(fixtures, 'where-am-i.ts');
   const bundle = await bundled(source);
   assert.ok(bundle.endsWith('.mjs') && bundle !== source, bundle);
-  assert.equal(JSON.parse(await run(bundle)), {
-    url: pathToFileURL(source).href,
-    dirname: dirname(source),
-    filename: source,
-    imported: join(fixtures, 'elsewhere', 'sibling.ts'),
-    packageLoaded: 'function',
-  });
+  assert.equal(JSON.parse(await run(bundle)), whereAmI(source));
 });
 
 test('a stack trace names the sources: a package by its file and line, a project file by position', async () => {
@@ -103,15 +105,8 @@ test('files bundled together run as each would alone, from one folder, the code 
   const bundles = await bundledTogether('fixtures', sources);
   const [first, second] = sources.map((source) => bundles.get(source) ?? '') as [string, string];
   assert.ok(first.endsWith('.mjs') && second.endsWith('.mjs'), JSON.stringify([...bundles]));
-  for (const [source, bundle] of [[sources[0]!, first], [sources[1]!, second]] as const) {
-    assert.equal(JSON.parse(await run(bundle)), {
-      url: pathToFileURL(source).href,
-      dirname: dirname(source),
-      filename: source,
-      imported: join(fixtures, 'elsewhere', 'sibling.ts'),
-      packageLoaded: 'function',
-    });
-  }
+  assert.equal(JSON.parse(await run(first)), whereAmI(sources[0]!));
+  assert.equal(JSON.parse(await run(second)), whereAmI(sources[1]!));
   const folder = dirname(first);
   const written = readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.mjs'));
   const defining = written.filter((name) => readFileSync(join(folder, name), 'utf8').includes('function whereIsThis('));
