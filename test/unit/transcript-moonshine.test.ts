@@ -11,11 +11,14 @@ const signedWeights = thisProcessorMultipliesSignedBytesExactly();
 
 const JFK = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 
+/** Loaded once for the tests that use it: loading is most of what a test costs. */
+const tiny = await SpeechToText.load(config.modelsDir, 'tiny', signedWeights);
+
 // How fast it runs is measured by ops/bench/transcription.ts, not here.
 for (const model of ['tiny', 'base'] as const) {
   test(`Moonshine ${model} transcribes the JFK sample with under 10% word errors`, async () => {
     const samples = pcmToFloat(await jfkPcm());
-    const stt = await SpeechToText.load(config.modelsDir, model, signedWeights);
+    const stt = model === 'tiny' ? tiny : await SpeechToText.load(config.modelsDir, model, signedWeights);
     const text = await stt.transcribe(samples);
     assert.ok(wordErrorRate(JFK, text) < 0.1, `got "${text}"`);
     assert.is(text, text.trim());
@@ -23,9 +26,8 @@ for (const model of ['tiny', 'base'] as const) {
 }
 
 test('silence and too-short input give no text', async () => {
-  const stt = await SpeechToText.load(config.modelsDir, 'tiny', signedWeights);
-  assert.is(await stt.transcribe(new Float32Array(2 * 16000)), '');
-  assert.is(await stt.transcribe(new Float32Array(100)), '');
+  assert.is(await tiny.transcribe(new Float32Array(2 * 16000)), '');
+  assert.is(await tiny.transcribe(new Float32Array(100)), '');
 });
 
 test.run();

@@ -9,7 +9,8 @@ import { TranscriptionQueue } from '../../actors/speech/queue.ts';
 import { jfkPcm, pcmToFloat } from '../../ops/support/voice-media.ts';
 
 const config = readConfig();
-const signedWeights = thisProcessorMultipliesSignedBytesExactly();
+/** One model for every test: loading it is most of what a test would cost. */
+const stt = await SpeechToText.load(config.modelsDir, 'tiny', thisProcessorMultipliesSignedBytesExactly());
 
 const SESSION = '0123456789abcdef01234567';
 
@@ -20,7 +21,7 @@ async function phrases(): Promise<SpeechAudio[]> {
   return cuts.map(([start, end]) => ({ start: 60 + start, end: 60 + end, speech: end - start, samples: samples.slice(start * 16000, end * 16000) }));
 }
 
-function collect(limit: number, stt: SpeechToText) {
+function collect(limit: number) {
   const rows: SpeechSegment[] = [];
   /** The segment each row was handed with. */
   const sources: SpeechAudio[] = [];
@@ -32,9 +33,8 @@ function collect(limit: number, stt: SpeechToText) {
 }
 
 test('over the limit the oldest waiting segment is dropped and counted', async () => {
-  const stt = await SpeechToText.load(config.modelsDir, 'tiny', signedWeights);
   const [first, second, third, fourth] = await phrases();
-  const { queue, rows, sources, drops } = collect(1, stt);
+  const { queue, rows, sources, drops } = collect(1);
   // The first starts at once; the others wait, one at a time, so the second and third are dropped.
   for (const segment of [first!, second!, third!, fourth!]) queue.push(segment);
   await queue.close();
@@ -49,9 +49,8 @@ test('over the limit the oldest waiting segment is dropped and counted', async (
 });
 
 test('close transcribes everything waiting; silence gives no row', async () => {
-  const stt = await SpeechToText.load(config.modelsDir, 'tiny', signedWeights);
   const [first, , third] = await phrases();
-  const { queue, rows, drops } = collect(8, stt);
+  const { queue, rows, drops } = collect(8);
   queue.push(first!);
   queue.push({ start: 63, end: 65, speech: 0, samples: new Float32Array(2 * 16000) });
   queue.push(third!);
@@ -63,7 +62,6 @@ test('close transcribes everything waiting; silence gives no row', async () => {
 });
 
 test('each segment reports how long it waited behind the ones before it', async () => {
-  const stt = await SpeechToText.load(config.modelsDir, 'tiny', signedWeights);
   const [first, second] = await phrases();
   const waits: number[] = [];
   let firstDoneAt = 0;
