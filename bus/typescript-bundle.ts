@@ -82,6 +82,7 @@ export async function bundled(entry: string): Promise<string> {
  * their own, named by `name` and their content; an entry missing from the map was not built.
  */
 export async function bundledTogether(name: string, entries: readonly string[]): Promise<Map<string, string>> {
+  if (entries.length === 0) return new Map();
   await ownFolder();
   const stampFile = join(BUNDLES, `group-${name}-${shortHash(entries.join('\n'), 8)}.inputs.json`);
   const unchanged = await stampIfUnchanged(stampFile);

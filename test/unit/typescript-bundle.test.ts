@@ -113,6 +113,7 @@ test('files bundled together run as each would alone, from one folder, the code 
   assert.is(defining.length, 1, `the shared module in one file of ${written.join(', ')}`);
   assert.ok(![first, second].includes(join(folder, defining[0]!)), 'in a chunk both import, not in either entry');
   assert.equal(await bundledTogether('fixtures', sources), bundles, 'the same sources, the same bundles');
+  assert.equal(await bundledTogether('fixtures', []), new Map(), 'no entries, no bundles (a run whose pattern matches no file)');
 });
 
 test('a source that does not compile is refused with where', async () => {
