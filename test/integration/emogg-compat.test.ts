@@ -49,7 +49,12 @@ test.before(async () => {
     clipsDir,
   );
   // Deleted sessions' rows are removed in purge rounds: a short window keeps the test short.
-  services = await startServices({ name: 'emogg-compat', env: { PURGE_WINDOW_SECONDS: String(PURGE_WINDOW_SECONDS) } });
+  services = await startServices({
+    name: 'emogg-compat',
+    // The DELETE right after a stop waits, within its request, for the worker's last rows to be
+    // stored: 5 s (the default) ran out once on a loaded machine, answering the documented 503.
+    env: { PURGE_WINDOW_SECONDS: String(PURGE_WINDOW_SECONDS), BUS_REQUEST_TIMEOUT_MS: '20000' },
+  });
   rtmp = await startStreamServer('emogg-compat');
   live = await startLiveSession(services, rtmp, 'compat', clip);
   const created = await services.api('POST', '/v1/sessions', { body: { name: 'other', streamUri: live.streamUri } });
