@@ -14,6 +14,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../bus/config.ts';
 import { bundledTogether } from '../bus/typescript-bundle.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
@@ -25,6 +26,7 @@ import { reportRun } from './testing/report.ts';
 import { removeOrphanCgroups } from './stack/cgroups.ts';
 import { removeOrphanRules } from './testing/network-rules.ts';
 import { ChildCpu } from './testing/child-cpu.ts';
+import { CpuRoom } from './testing/cpu-room.ts';
 import { runFile, type FileOutcome } from './testing/run-file.ts';
 import { Scheduler, type Queue } from './testing/schedule.ts';
 import { runningTestServers } from './testing/test-servers.ts';
@@ -64,15 +66,21 @@ interface Lane {
   env: NodeJS.ProcessEnv;
   /** The queues this lane takes files from, in order. */
   takes: readonly Queue[];
+  /** Starts a file only while the cores have room. */
+  whenRoom?: CpuRoom;
 }
 
 /** Runs `files` on `lanes`, each lane one file at a time; prints each file's output as it ends. */
 async function runLanes(files: string[], laneList: Lane[]): Promise<FileOutcome[]> {
   const scheduler = new Scheduler(files);
+  const nextFor = async (lane: Lane) => {
+    while (lane.whenRoom && scheduler.hasFileFor(lane.takes) && !lane.whenRoom.hasRoom()) await sleep(1000);
+    return scheduler.next(lane.takes);
+  };
   const outcomes: FileOutcome[] = [];
   await Promise.all(
     laneList.map(async (lane) => {
-      for (let file = scheduler.next(lane.takes); file; file = scheduler.next(lane.takes)) {
+      for (let file = await nextFor(lane); file; file = await nextFor(lane)) {
         const bundle = (await testBundles).get(join(testDir, file));
         const outcome = await runFile({ projectRoot: config.projectRoot, file, bundle, env: { ...process.env, ...lane.env }, limitMs: fileLimitMs, logDir, childCpu });
         const seconds = (outcome.ms / 1000).toFixed(1);
@@ -102,7 +110,11 @@ async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]>
     clickhouseUrl = clickhouse.url;
   }
   const lanes = needServers ? runner.lanes : availableParallelism();
-  console.log(`${lanes} lanes side by side (${needServers ? `TEST_LANES, by default two for each of the ${availableParallelism()} cores this machine has` : 'one per core'}).`);
+  const { steadyLanes } = runner;
+  const room = needServers && lanes > steadyLanes ? new CpuRoom() : undefined;
+  const why = needServers ? `TEST_LANES, by default two for each of the ${availableParallelism()} cores this machine has and one more` : 'one per core';
+  console.log(`${lanes} lanes side by side (${why})${room ? `; past ${steadyLanes}, a lane starts a file only while the cores have room` : ''}.`);
+  if (room) stops.push(async () => room.stop());
   for (let i = 0; i < lanes; i++) {
     const name = `lane ${String.fromCharCode(97 + i)}`;
     let env: NodeJS.ProcessEnv = {};
@@ -112,7 +124,7 @@ async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]>
       env = { NATS_URL: nats.url, CLICKHOUSE_URL: clickhouseUrl, CLICKHOUSE_DATABASE: `emotions_test_${i}` };
     }
     // The first lane runs the media-heavy files, one at a time; every lane helps with the rest.
-    laneList.push({ name, env, takes: i === 0 ? ['media', 'servers', 'unit'] : ['servers', 'unit'] });
+    laneList.push({ name, env, takes: i === 0 ? ['media', 'servers', 'unit'] : ['servers', 'unit'], whenRoom: i >= steadyLanes ? room : undefined });
   }
   return runLanes(files, laneList);
 }

@@ -71,6 +71,11 @@ export class Scheduler {
     }
   }
 
+  /** Whether a worker with this preference has a file left to take. */
+  hasFileFor(preference: readonly Queue[]): boolean {
+    return preference.some((queue) => (this.queues.get(queue)?.length ?? 0) > 0);
+  }
+
   next(preference: readonly Queue[]): string | undefined {
     for (const queue of preference) {
       const file = this.queues.get(queue)?.shift();
