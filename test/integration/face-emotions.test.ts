@@ -25,6 +25,7 @@ interface EmotionsEntry {
   start: number;
   end: number;
   detectedFaces: number;
+  reducedEffortSeconds?: number;
   emotions: Record<EmotionKey, { people: number; quantity: number; intensity: number }>;
 }
 
@@ -112,13 +113,16 @@ const ZERO = { people: 0, quantity: 0, intensity: 0 };
 test('a blank picture: intervals with no face and all seven emotions at zero', async () => {
   const { timeline } = await finishedTimeline(blank.id, 12, 5);
   assert.ok(timeline.length >= 2, JSON.stringify(timeline));
-  for (const entry of timeline) {
+  for (const { reducedEffortSeconds, ...entry } of timeline) {
     assert.equal(entry, {
       start: entry.start,
       end: entry.end,
       detectedFaces: 0,
       emotions: Object.fromEntries(EMOTION_KEYS.map((key) => [key, ZERO])),
     });
+    // A host short of CPU may lower the effort for a second or two (held to 1.12 cores beside
+    // four other files it once did): it changes how the picture is read, not what is in it.
+    if (reducedEffortSeconds !== undefined) assert.ok(reducedEffortSeconds >= 1 && reducedEffortSeconds <= entry.end - entry.start, JSON.stringify(timeline));
   }
   const totals = await services.api('GET', `/v1/sessions/${blank.id}/emotions`);
   assert.equal(totals.body, { session: blank.id, emotions: Object.fromEntries(EMOTION_KEYS.map((key) => [key, 0])) });
