@@ -60,9 +60,17 @@ const THROTTLED_SHARE = 0.1;
 const WINDOW_MS = 5000;
 const SAMPLE_MS = 1000;
 
+function readIfThere(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 export class CpuRoom {
   private readonly samples: Sample[] = [];
-  private readonly statPath = cpuStatPath(readFileSync('/proc/self/cgroup', 'utf8'));
+  private readonly statPath = cpuStatPath(readIfThere('/proc/self/cgroup'));
   private readonly timer: NodeJS.Timeout;
 
   constructor() {
@@ -82,14 +90,13 @@ export class CpuRoom {
     clearInterval(this.timer);
   }
 
+  // A machine whose load cannot be read never has room: its extra lanes stay idle.
   private sample(): void {
-    const { busy, total } = machineTicks(readFileSync('/proc/stat', 'utf8'));
-    let throttled = 0;
-    try {
-      if (this.statPath) throttled = throttledNs(readFileSync(this.statPath, 'utf8'));
-    } catch {
-      // no cpu.stat to read: no quota known to hold the group back
-    }
+    const stat = readIfThere('/proc/stat');
+    if (!stat.startsWith('cpu ')) return;
+    const { busy, total } = machineTicks(stat);
+    // No cpu.stat to read: no quota known to hold the group back.
+    const throttled = this.statPath ? throttledNs(readIfThere(this.statPath)) : 0;
     const at = Date.now();
     this.samples.push({ at, busy, total, throttled });
     while (this.samples.length > 1 && at - this.samples[0]!.at > WINDOW_MS) this.samples.shift();
