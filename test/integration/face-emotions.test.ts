@@ -33,14 +33,14 @@ const photo = (name: string) => join(tooling.mediaDir, 'faces', `${name}.jpg`);
 
 // Each photo plays with its own tone, so the voice pipeline tells when each photo was on
 // screen independently of what the face pipeline makes of it.
-const PHASE_SECONDS = 20;
+const PHASE_SECONDS = 15;
 const PHASES = [
   { photo: 'happy', hz: 200, emotion: 'exaltation' },
   { photo: 'surprised', hz: 400, emotion: 'impact' },
 ] as const;
-/** Enough media that one photo or the other is on screen, unbroken, for at least 15 s. */
-const PHASES_RUN_SECONDS = 62;
-const INTERVAL = 10;
+/** Three phases and a little: whatever the phase it starts in, each photo is on screen for a whole phase. */
+const PHASES_RUN_SECONDS = 3 * PHASE_SECONDS + 2;
+const INTERVAL = 5;
 /** An interval checked against a photo keeps this far from either end of its phase. */
 const MARGIN = 2;
 
@@ -49,16 +49,18 @@ const phasesClip: ClipSpec = {
   video: { type: 'images', images: PHASES.map((phase) => ({ image: photo(phase.photo), seconds: PHASE_SECONDS })) },
   audio: { type: 'tones', tones: PHASES.map((phase) => ({ hz: phase.hz, seconds: PHASE_SECONDS })) },
 };
+// Silent rather than without audio: an RTMP stream with video alone is found only once the
+// probes have waited out the audio the server announces, some 6 s more before the first picture.
 // The six-face photo at its own size: its smallest faces are near the detector's limit.
 const crowdClip: ClipSpec = {
   width: 640, height: 426, seconds: 10, fps: 10,
   video: { type: 'images', images: [{ image: photo('faces'), seconds: 10 }] },
-  audio: { type: 'none' },
+  audio: { type: 'silence' },
 };
 const blankClip: ClipSpec = {
   width: 640, height: 360, seconds: 10, fps: 10,
   video: { type: 'color', color: 'gray' },
-  audio: { type: 'none' },
+  audio: { type: 'silence' },
 };
 
 let services: Services;
