@@ -182,16 +182,10 @@ function assertLiveToneStream(seen: Observed, label: string): void {
   assert.is(seen.exit?.reason, 'stopped', label);
 }
 
-test('rtmp: info, 640x360 frames at the analysis rate, 16 kHz audio', async () => {
-  assertLiveToneStream(await observeLive(rtmp.url('tone')), 'rtmp');
-});
-
-test('rtmps: the same through TLS', async () => {
-  assertLiveToneStream(await observeLive(rtmp.secureUrl('tone')), 'rtmps');
-});
-
-test('rtsp: the same over RTSP (TCP transport)', async () => {
-  assertLiveToneStream(await observeLive(rtsp.url('tone')), 'rtsp');
+test('rtmp, rtmps through TLS, rtsp over TCP, side by side: info, 640x360 frames at the analysis rate, 16 kHz audio', async () => {
+  const uris = { rtmp: rtmp.url('tone'), rtmps: rtmp.secureUrl('tone'), rtsp: rtsp.url('tone') };
+  const seen = await Promise.all(Object.values(uris).map(observeLive));
+  for (const [index, label] of Object.keys(uris).entries()) assertLiveToneStream(seen[index]!, label);
 });
 
 test('a 2560x1440 stream is refused by the probe: no description, no ffmpeg, no frame', async () => {
@@ -216,17 +210,17 @@ test('a listener that stops the ingest on info keeps ffmpeg from running at all'
   assert.is(result.reason, 'stopped');
 });
 
-for (const scheme of ['rtmp', 'rtsp'] as const) {
-  test(`${scheme}: a stream without audio still delivers frames, and says it has no audio`, async () => {
-    const seen = await observe(scheme === 'rtmp' ? rtmp.url('mute') : rtsp.url('mute'), 1, 2);
-    assert.equal(seen.info, {
-      width: 480, height: 640, hasAudio: false, hasVideo: true, outputWidth: 480, outputHeight: 640,
-    });
-    assert.equal([...seen.frameSizes], [480 * 640 * 3]);
-    assert.ok(seen.framesInWindow >= (FPS - 1) * 2, `${seen.framesInWindow} frames in 2 s`);
-    assert.ok((seen.exit?.mediaSeconds ?? 0) > 2, `media seconds ${seen.exit?.mediaSeconds}`);
-  });
-}
+test('rtmp and rtsp streams without audio still deliver frames, and say they have no audio', async () => {
+  const uris = { rtmp: rtmp.url('mute'), rtsp: rtsp.url('mute') };
+  const seen = await Promise.all(Object.values(uris).map((uri) => observe(uri, 1, 2)));
+  for (const [index, label] of Object.keys(uris).entries()) {
+    const { info, frameSizes, framesInWindow, exit } = seen[index]!;
+    assert.equal(info, { width: 480, height: 640, hasAudio: false, hasVideo: true, outputWidth: 480, outputHeight: 640 }, label);
+    assert.equal([...frameSizes], [480 * 640 * 3], label);
+    assert.ok(framesInWindow >= (FPS - 1) * 2, `${label}: ${framesInWindow} frames in 2 s`);
+    assert.ok((exit?.mediaSeconds ?? 0) > 2, `${label}: media seconds ${exit?.mediaSeconds}`);
+  }
+});
 
 for (const scheme of ['rtmp', 'rtsp'] as const) {
   test(`${scheme} to a closed port exits by itself, with a reason`, async () => {

@@ -343,17 +343,23 @@ test('a server that rejects connect with fake ffmpeg lines ends the ingest clean
 });
 
 test('a playing server that fakes a 640x360 picture in its text is seen at its real size', async () => {
-  for (const description of [FAKE_SMALL_INPUT, FAKE_ZERO_OUTPUT]) {
-    const hd = await pull((await peerFor({ kind: 'play', description, clips: [clips.hd] })).url('hd'), 10);
-    assert.equal(hd.info, { width: 1280, height: 720, hasAudio: true, hasVideo: true, outputWidth: 640, outputHeight: 360 });
-    assert.ok(hd.frames.length >= 4, `${hd.frames.length} frames`);
-    assert.ok(hd.frames.every((frame) => frame.width === 640 && frame.height === 360));
-    assert.is(hd.exit.reason, 'stopped');
-
-    const uhd = await pull((await peerFor({ kind: 'play', description, clips: [clips.uhd] })).url('uhd'), 10);
-    assert.is(uhd.info, undefined, 'ffprobe decodes nothing over 1080p, so describes nothing');
-    assert.equal(uhd.frames, []);
-    assert.is(uhd.exit.reason, 'picture larger than 1920x1080');
+  // Each lie and picture on a peer of its own, side by side: an HD pull runs its whole 10 s.
+  const cases = [FAKE_SMALL_INPUT, FAKE_ZERO_OUTPUT].flatMap((description, lie) =>
+    (['hd', 'uhd'] as const).map((picture) => ({ label: `lie ${lie + 1}, ${picture} sent`, description, picture })));
+  const runs = await Promise.all(cases.map(async ({ description, picture }) =>
+    pull((await peerFor({ kind: 'play', description, clips: [clips[picture]] })).url(picture), 10)));
+  for (const [index, run] of runs.entries()) {
+    const { label, picture } = cases[index]!;
+    if (picture === 'hd') {
+      assert.equal(run.info, { width: 1280, height: 720, hasAudio: true, hasVideo: true, outputWidth: 640, outputHeight: 360 }, label);
+      assert.ok(run.frames.length >= 4, `${label}: ${run.frames.length} frames`);
+      assert.ok(run.frames.every((frame) => frame.width === 640 && frame.height === 360), label);
+      assert.is(run.exit.reason, 'stopped', label);
+    } else {
+      assert.is(run.info, undefined, `${label}: ffprobe decodes nothing over 1080p, so describes nothing`);
+      assert.equal(run.frames, [], label);
+      assert.is(run.exit.reason, 'picture larger than 1920x1080', label);
+    }
   }
   assert.equal(escaped, [], 'no exception escaped');
 });
