@@ -101,8 +101,6 @@ test.before(async () => {
 test.after(async () => {
   for (const client of clients) client.close();
   await nc?.close();
-  // stop() lists and stops this file's sessions: give it a whole budget.
-  await sleep(WINDOW_SECONDS * 1000);
   await services?.stop();
 });
 
