@@ -23,7 +23,7 @@ const addRule = (port: number, tag: string) =>
 test('a file killed at its time limit leaves no rule behind', async () => {
   const port = await freePort();
   const file = 'support/runner-fixtures/cut-off-and-hang.ts';
-  // Long enough for the file to start and add its rule on a busy machine (well under a second alone).
+  // Long enough for the file to start and add its rule on a busy machine.
   const limitMs = 8000;
   const run = runFile({ projectRoot: config.projectRoot, file, env: { ...process.env, CUT_OFF_PORT: String(port) }, limitMs, logDir, childCpu: new ChildCpu() });
   await waitUntil('the file to cut off its port', async () => rulesOn(port).length === 1, limitMs);
