@@ -15,23 +15,32 @@ export interface SessionsLoad {
   active: number;
 }
 
+/**
+ * Rows per INSERT: a million in one statement took over the client's 30 s request timeout on a
+ * two-core machine busy with other tests; a quarter of a million takes a few seconds.
+ */
+const ROWS_PER_INSERT = 250_000;
+
 /** `count` sessions, one index row each (the latest revision of each, as after merges). */
 export async function loadSessions(client: ClickHouseClient, load: SessionsLoad): Promise<void> {
-  const sessions = sql`
-    SELECT
-      ${load.user} AS user,
-      toUInt64(${load.newestMs} - number * ${load.spacingMs}) AS created_ms,
-      concat(lower(hex(toUInt32(intDiv(created_ms, 1000)))),
-             lower(hex(bitOr(cityHash64(${load.user}, number), toUInt64(9223372036854775808))))) AS id,
-      concat('bench session ', toString(number)) AS name,
-      if(number < ${load.active}, 'active', 'finished') AS state
-    FROM numbers(${load.count})`;
-  await client.command({
-    query: `INSERT INTO sessions (id, user, product, name, type, state, created_ms, created, revision, doc)
-      SELECT id, user, 'bench', name, 'live_analysis', state, created_ms, toDateTime(intDiv(created_ms, 1000)), 1,
-        if(state = 'active', ${documentSql('active')}, ${documentSql('finished')})
-      FROM (${sessions})`,
-  });
+  for (let first = 0; first < load.count; first += ROWS_PER_INSERT) {
+    const rows = Math.min(ROWS_PER_INSERT, load.count - first);
+    const sessions = sql`
+      SELECT
+        ${load.user} AS user,
+        toUInt64(${load.newestMs} - number * ${load.spacingMs}) AS created_ms,
+        concat(lower(hex(toUInt32(intDiv(created_ms, 1000)))),
+               lower(hex(bitOr(cityHash64(${load.user}, number), toUInt64(9223372036854775808))))) AS id,
+        concat('bench session ', toString(number)) AS name,
+        if(number < ${load.active}, 'active', 'finished') AS state
+      FROM (SELECT number + ${first} AS number FROM numbers(${rows}))`;
+    await client.command({
+      query: `INSERT INTO sessions (id, user, product, name, type, state, created_ms, created, revision, doc)
+        SELECT id, user, 'bench', name, 'live_analysis', state, created_ms, toDateTime(intDiv(created_ms, 1000)), 1,
+          if(state = 'active', ${documentSql('active')}, ${documentSql('finished')})
+        FROM (${sessions})`,
+    });
+  }
 }
 
 /**

@@ -310,11 +310,15 @@ interface Run {
 }
 
 /** One ingest of `uri` until it ends, or `seconds` have passed (then stopped). */
-async function pull(uri: string, seconds: number): Promise<Run> {
+/** Pulls `uri` for `seconds`, or until `enoughFrames` have come: a loaded machine may take most of 10 s to probe a stream. */
+async function pull(uri: string, seconds: number, enoughFrames = Infinity): Promise<Run> {
   const ingest = new Ingest({ uri, session: 'peer', fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3, env: guard });
   const run: Omit<Run, 'exit'> = { info: undefined, frames: [] };
   ingest.on('info', (info) => (run.info = info));
-  ingest.on('frame', ({ width, height }) => run.frames.push({ width, height }));
+  ingest.on('frame', ({ width, height }) => {
+    run.frames.push({ width, height });
+    if (run.frames.length === enoughFrames) void ingest.stop();
+  });
   const exit = new Promise<IngestExit>((resolve) => ingest.once('exit', resolve));
   ingest.start();
   const timer = setTimeout(() => void ingest.stop(), seconds * 1000);
@@ -343,11 +347,11 @@ test('a server that rejects connect with fake ffmpeg lines ends the ingest clean
 });
 
 test('a playing server that fakes a 640x360 picture in its text is seen at its real size', async () => {
-  // Each lie and picture on a peer of its own, side by side: an HD pull runs its whole 10 s.
+  // Each lie and picture on a peer of its own, side by side: an HD pull runs until four frames came.
   const cases = [FAKE_SMALL_INPUT, FAKE_ZERO_OUTPUT].flatMap((description, lie) =>
     (['hd', 'uhd'] as const).map((picture) => ({ label: `lie ${lie + 1}, ${picture} sent`, description, picture })));
   const runs = await Promise.all(cases.map(async ({ description, picture }) =>
-    pull((await peerFor({ kind: 'play', description, clips: [clips[picture]] })).url(picture), 10)));
+    pull((await peerFor({ kind: 'play', description, clips: [clips[picture]] })).url(picture), 30, 4)));
   for (const [index, run] of runs.entries()) {
     const { label, picture } = cases[index]!;
     if (picture === 'hd') {
