@@ -3,7 +3,7 @@
 // creation on the URI's host, for a clear 400, and in ffmpeg itself by the egress guard
 // (guard.c, LD_PRELOAD) on every address it connects to, redirects, DNS rebinding, reconnects
 // and takeovers included. The second is the one that holds.
-import { BlockList, isIP } from 'node:net';
+import { BlockList, connect, isIP } from 'node:net';
 import { SPECIAL_PURPOSE_RANGES, isPrivateAddress } from '../../bus/special-addresses.ts';
 import type { Allowance, AllowedEntry } from './allowance.ts';
 
@@ -29,18 +29,38 @@ export class EgressPolicy {
    * name has now must be allowed: a name that also points inside is refused.
    */
   async refusal(host: string, port: number): Promise<string | undefined> {
+    const vetted = await this.vet(host, port);
+    return 'refusal' in vetted ? vetted.refusal : undefined;
+  }
+
+  /**
+   * Whether nothing listens on host:port now: each address the name has, every one allowed,
+   * refused a TCP connection within `timeoutMs`. Asked before a decoder starts on a stream, so
+   * that a stream that is down costs a refused connect rather than an ffprobe run (about 0.15 s
+   * of CPU, at every reconnect of every such session). Only the addresses vetted here are
+   * connected to, never the name again. Anything else (a policy refusal, no answer, another
+   * error) is false: the decoder then runs as always, under the guard, and says why in our words.
+   */
+  async nothingListens(host: string, port: number, timeoutMs: number): Promise<boolean> {
+    const vetted = await this.vet(host, port);
+    if ('refusal' in vetted) return false;
+    const answers = await Promise.all(vetted.addresses.map((address) => connectionRefused(address, port, timeoutMs)));
+    return answers.every(Boolean);
+  }
+
+  private async vet(host: string, port: number): Promise<{ addresses: string[] } | { refusal: string }> {
     let addresses: string[];
     try {
       addresses = isIP(host) ? [host] : await this.resolve(host);
     } catch {
-      return `host ${host} cannot be resolved`;
+      return { refusal: `host ${host} cannot be resolved` };
     }
-    if (addresses.length === 0) return `host ${host} cannot be resolved`;
-    if (this.allowance.kind === 'all') return undefined;
+    if (addresses.length === 0) return { refusal: `host ${host} cannot be resolved` };
+    if (this.allowance.kind === 'all') return { addresses };
     const rules = await this.rules();
     const refused = addresses.filter((address) => isPrivateAddress(address) && !rules.some((rule) => matches(rule, address, port)));
-    if (refused.length > 0) return `host ${host} is a loopback or private address, which this service does not pull from`;
-    return undefined;
+    if (refused.length > 0) return { refusal: `host ${host} is a loopback or private address, which this service does not pull from` };
+    return { addresses };
   }
 
   /** The environment that loads the guard into ffmpeg with this policy; names are resolved now, for this connection. */
@@ -70,4 +90,18 @@ function matches(rule: Rule, address: string, port: number): boolean {
   const network = new BlockList();
   network.addSubnet(rule.address, rule.prefix, isIP(rule.address) === 4 ? 'ipv4' : 'ipv6');
   return network.check(address, isIP(address) === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** Whether a TCP connection to address:port is refused (ECONNREFUSED) within timeoutMs. */
+function connectionRefused(address: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: address, port, timeout: timeoutMs });
+    const end = (refused: boolean) => {
+      socket.destroy();
+      resolve(refused);
+    };
+    socket.once('connect', () => end(false));
+    socket.once('timeout', () => end(false));
+    socket.once('error', (error: NodeJS.ErrnoException) => end(error.code === 'ECONNREFUSED'));
+  });
 }

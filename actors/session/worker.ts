@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { StopReason, WorkerState } from '../../bus/contracts/session.ts';
 import type { Logger } from '../../bus/log.ts';
 import { backoffMs, type Backoff } from '../backoff.ts';
+import { parseStreamUri } from '../../bus/stream-uri.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import type { WorkerMetrics } from '../metrics.ts';
 import { AUDIO_BYTES_PER_SECOND } from '../ingest/ffmpeg-args.ts';
@@ -82,6 +83,12 @@ function exceedsResolution(width: number, height: number): boolean {
 /** The waits between reconnects of a stream that gives no media. */
 const RECONNECT_BACKOFF: Backoff = { baseMs: 500, maxMs: 10_000 };
 
+/**
+ * How long the check that anything listens on the stream's port waits for an answer: longer,
+ * and the decoder is started as always, with its own timeout.
+ */
+const LISTENER_CHECK_MS = 1000;
+
 export class StreamWorker implements Child {
   readonly done: Promise<void>;
   private readonly stopped = new AbortController();
@@ -156,6 +163,8 @@ export class StreamWorker implements Child {
   private async connectOnce(): Promise<{ reason: string; resolution?: string }> {
     const { session, createdAt, streamUri, rows, reports, resources, log } = this.options;
     const { pull, egress, metrics } = resources;
+    const { hostname, port } = parseStreamUri(streamUri);
+    if (await egress.nothingListens(hostname, port, LISTENER_CHECK_MS)) return { reason: 'connection refused' };
     const ingest = new Ingest({
       env: await egress.guardEnvironment(),
       uri: streamUri,

@@ -1,5 +1,6 @@
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
+import { createServer, type Server } from 'node:net';
 import { parseAllowance } from '../../actors/egress/allowance.ts';
 import { EgressPolicy, type Resolve } from '../../actors/egress/policy.ts';
 import { SPECIAL_PURPOSE_RANGES } from '../../bus/special-addresses.ts';
@@ -73,6 +74,53 @@ test('the guard environment: the library, the special-purpose ranges, and the al
   const list = await policy('camera.lan:554,127.0.0.1:1935,10.0.0.0/8,missing.example:1').guardEnvironment();
   assert.is(list.EMO_EGRESS_ALLOW, '192.168.1.20/32/554,fd00::20/128/554,127.0.0.1/32/1935,10.0.0.0/8/0');
   assert.is(list.EMO_EGRESS_REFUSE, SPECIAL_PURPOSE_RANGES.join(','));
+});
+
+/** A loopback listener that counts its connections, and a loopback port nothing listens on. */
+async function ports(): Promise<{ server: Server; open: number; closed: number; connections: () => number }> {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  const listen = (on: Server) => new Promise<number>((resolve) => on.listen(0, '127.0.0.1', () => resolve((on.address() as { port: number }).port)));
+  const open = await listen(server);
+  const spare = createServer();
+  const closed = await listen(spare);
+  await new Promise((resolve) => spare.close(resolve));
+  return { server, open, closed, connections: () => connections };
+}
+
+test('nothing listens: only when every vetted address refuses the connection, each connected to as vetted', async () => {
+  const { server, open, closed, connections } = await ports();
+  let lookups = 0;
+  // A name that points to loopback when vetted and elsewhere after: only the vetted answer is used.
+  const rebinding: Resolve = async () => (lookups++ === 0 ? ['127.0.0.1'] : ['8.8.8.8']);
+  const all = (resolver: Resolve) => new EgressPolicy({ kind: 'all' }, '/lib/guard.so', resolver);
+  try {
+    assert.ok(await all(rebinding).nothingListens('rebinding.example', closed, 1000));
+    assert.is(lookups, 1, 'the name is resolved once');
+    assert.not.ok(await all(resolve).nothingListens('127.0.0.1', open, 1000), 'a listener answers');
+    assert.is(connections(), 1);
+    // One address refuses, another listens: something listens.
+    const two: Resolve = async () => ['127.0.0.1', '::1'];
+    const v6 = createServer((socket) => socket.destroy());
+    const v6Port = await new Promise<number>((resolve, reject) => {
+      v6.once('error', reject);
+      v6.listen(0, '::1', () => resolve((v6.address() as { port: number }).port));
+    }).catch(() => undefined);
+    if (v6Port !== undefined) {
+      assert.not.ok(await all(two).nothingListens('two.example', v6Port, 1000));
+      await new Promise((resolve) => v6.close(resolve));
+    }
+    // Refused by the policy, or not resolved: not this check's to say; it connects nowhere.
+    assert.not.ok(await policy('false').nothingListens('127.0.0.1', open, 1000));
+    assert.not.ok(await policy('false').nothingListens('127.0.0.1', closed, 1000));
+    assert.not.ok(await policy('true').nothingListens('nowhere.example', closed, 1000));
+    assert.is(connections(), 1, 'no connection past the policy');
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
 
 test.run();
