@@ -312,7 +312,8 @@ interface Run {
 /** One ingest of `uri` until it ends, or `seconds` have passed (then stopped). */
 /** Pulls `uri` for `seconds`, or until `enoughFrames` have come: a loaded machine may take most of 10 s to probe a stream. */
 async function pull(uri: string, seconds: number, enoughFrames = Infinity): Promise<Run> {
-  const ingest = new Ingest({ uri, session: 'peer', fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 3, env: guard });
+  // The peers send from this process: on a loaded machine seconds may pass between two of their messages.
+  const ingest = new Ingest({ uri, session: 'peer', fps: 4, ffmpegPath: config.ffmpegPath, decoders, timeoutSeconds: 10, env: guard });
   const run: Omit<Run, 'exit'> = { info: undefined, frames: [] };
   ingest.on('info', (info) => (run.info = info));
   ingest.on('frame', ({ width, height }) => {
@@ -355,7 +356,7 @@ test('a playing server that fakes a 640x360 picture in its text is seen at its r
   for (const [index, run] of runs.entries()) {
     const { label, picture } = cases[index]!;
     if (picture === 'hd') {
-      assert.equal(run.info, { width: 1280, height: 720, hasAudio: true, hasVideo: true, outputWidth: 640, outputHeight: 360 }, label);
+      assert.equal(run.info, { width: 1280, height: 720, hasAudio: true, hasVideo: true, outputWidth: 640, outputHeight: 360 }, `${label}, ended: ${run.exit.reason}`);
       assert.ok(run.frames.length >= 4, `${label}: ${run.frames.length} frames`);
       assert.ok(run.frames.every((frame) => frame.width === 640 && frame.height === 360), label);
       assert.is(run.exit.reason, 'stopped', label);
