@@ -38,7 +38,9 @@ if ((${#missing[@]})); then
   echo "installing Debian packages: ${missing[*]}"
   apt-get update -q >/dev/null
   # The packaged services must not start through init scripts: the project starts its own.
-  DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -q "${missing[@]}" >/dev/null
+  # Without the packages they merely recommend (printing, desktop services, fonts beyond the
+  # base system's, video drivers): a third fewer packages to fetch and unpack.
+  DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # npm dependencies, the lab's (ops/bench, a workspace) with them: reinstalled only when a
