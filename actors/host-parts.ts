@@ -69,7 +69,7 @@ export async function buildHostParts(config: HostConfig, rootLog: Logger, metric
         else log.info({ session }, 'face analysis at full effort for a stream again');
       },
     }),
-    speechToText: await SpeechToTextPool.start(
+    speechToText: SpeechToTextPool.of(
       { modelsDir: config.modelsDir, noisyBelowSnrDb: config.noisySpeechBelowSnrDb },
       { threads: config.transcriptionThreads, timer: metrics.inference, spent: metrics.transcriptionCpu },
     ),

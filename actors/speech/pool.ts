@@ -11,18 +11,9 @@ export class SpeechToTextPool implements Transcriber {
     if (threads.length === 0) throw new Error('a transcription pool needs at least one thread');
   }
 
-  /** Starts `threads` threads and waits until each is up; each loads a model when a segment first needs it. */
-  static async start(thread: SpeechThreadOptions, options: { threads: number } & SpeechObservers): Promise<SpeechToTextPool> {
-    const started = await Promise.allSettled(
-      Array.from({ length: options.threads }, () => ThreadedSpeechToText.start(thread, options)),
-    );
-    const threads = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-    const failed = started.find((result) => result.status === 'rejected');
-    if (failed) {
-      await Promise.all(threads.map((thread) => thread.close()));
-      throw failed.reason;
-    }
-    return new SpeechToTextPool(threads);
+  /** `threads` threads, each started when a segment first goes to it. */
+  static of(thread: SpeechThreadOptions, options: { threads: number } & SpeechObservers): SpeechToTextPool {
+    return new SpeechToTextPool(Array.from({ length: options.threads }, () => new ThreadedSpeechToText(thread, options)));
   }
 
   transcribe(samples: Float32Array, spent?: (cpuSeconds: number) => void): Promise<string> {

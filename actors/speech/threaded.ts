@@ -15,17 +15,14 @@ export interface SpeechObservers {
 
 export class ThreadedSpeechToText implements Transcriber {
   private asked = 0;
+  private readonly thread: StreamThread<SpeechRequest, SpeechReply>;
 
-  private constructor(
-    private readonly thread: StreamThread<SpeechRequest, SpeechReply>,
-    private readonly observers: SpeechObservers,
-  ) {}
-
-  /** Starts the thread and waits until its model is loaded, so a broken model fails at start. */
-  static async start(options: SpeechThreadOptions, observers: SpeechObservers = {}): Promise<ThreadedSpeechToText> {
-    const thread = new StreamThread<SpeechRequest, SpeechReply>('speech', new URL('./speech-thread.ts', import.meta.url), options);
-    await thread.start();
-    return new ThreadedSpeechToText(thread, observers);
+  /**
+   * The thread starts with the first transcription, which loads its model anyway (speech-thread.ts):
+   * a host with no speech yet spends nothing on it (a thread's start is about 0.3 s of CPU).
+   */
+  constructor(options: SpeechThreadOptions, private readonly observers: SpeechObservers = {}) {
+    this.thread = new StreamThread<SpeechRequest, SpeechReply>('speech', new URL('./speech-thread.ts', import.meta.url), options);
   }
 
   /** Transcriptions asked of this thread and not yet answered, counted from the moment of asking. */

@@ -9,7 +9,7 @@ const config = readConfig();
 const options = { modelsDir: config.modelsDir, noisyBelowSnrDb: config.noisySpeechBelowSnrDb };
 
 test('the speech thread transcribes off the main thread: the event loop turns while it runs', async () => {
-  const stt = await ThreadedSpeechToText.start(options);
+  const stt = new ThreadedSpeechToText(options);
   try {
     const samples = pcmToFloat(await jfkPcm());
     const transcriptions = Promise.all([stt.transcribe(samples), stt.transcribe(samples.slice(0, 16000 * 4))]);
@@ -25,7 +25,7 @@ test('the speech thread transcribes off the main thread: the event loop turns wh
 });
 
 test('the pool gives each segment to the thread with the fewest in hand, and each answers its own', async () => {
-  const threads = await Promise.all([ThreadedSpeechToText.start(options), ThreadedSpeechToText.start(options)]);
+  const threads = [new ThreadedSpeechToText(options), new ThreadedSpeechToText(options)];
   const pool = new SpeechToTextPool(threads);
   try {
     const samples = pcmToFloat(await jfkPcm());
