@@ -1,7 +1,7 @@
 // Three NATS servers on loopback forming one JetStream cluster, each with its store under its
 // own folder. A node can be killed and started again on the same store, to rejoin.
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { freePort, portOpen } from './ports.ts';
 import { launchNats, type NatsOptions } from './nats.ts';
@@ -18,6 +18,9 @@ export interface NatsCluster {
   url: string;
   stop(): Promise<void>;
 }
+
+/** A stream made and deleted to learn that the cluster places streams on all its servers. */
+const PLACEMENT_PROBE = 'CLUSTER_READY';
 
 export async function startNatsCluster(options: { dir: string; size?: number; maxFileStore?: string }): Promise<NatsCluster> {
   const size = options.size ?? 3;
@@ -38,7 +41,7 @@ export async function startNatsCluster(options: { dir: string; size?: number; ma
   };
   try {
     await Promise.all(nodes.map((node) => node.start()));
-    await waitUntil('the NATS cluster to elect a JetStream leader', () => jetStreamAnswers(cluster.url), 30_000);
+    await waitUntil('the NATS cluster to place a stream on all its servers', () => placesOnAll(cluster.url, size), 30_000);
   } catch (error) {
     await cluster.stop();
     throw error;
@@ -60,10 +63,17 @@ function natsNode(options: NatsOptions & { cluster: NonNullable<NatsOptions['clu
   return { ...clusterNode(options.cluster.serverName, launch), url: `nats://127.0.0.1:${options.port}` };
 }
 
-async function jetStreamAnswers(servers: string): Promise<boolean> {
+/**
+ * Whether JetStream places a stream on every server: a leader is elected before all the servers
+ * have joined it, and a stream of three replicas made then fails ("no suitable peers for
+ * placement"; seen on a loaded two-core machine).
+ */
+async function placesOnAll(servers: string, replicas: number): Promise<boolean> {
   const nc = await connect({ servers: servers.split(','), timeout: 2000 });
   try {
-    await (await jetstreamManager(nc, { timeout: 2000 })).getAccountInfo();
+    const jsm = await jetstreamManager(nc, { timeout: 2000 });
+    await jsm.streams.add({ name: PLACEMENT_PROBE, subjects: [`${PLACEMENT_PROBE}.probe`], num_replicas: replicas, storage: StorageType.Memory });
+    await jsm.streams.delete(PLACEMENT_PROBE);
     return true;
   } finally {
     await nc.close();
