@@ -2,7 +2,8 @@
 // private, link-local, ...) only as ALLOW_PRIVATE_STREAM_HOSTS allows. Enforced twice: at
 // creation on the URI's host, for a clear 400, and in ffmpeg itself by the egress guard
 // (guard.c, LD_PRELOAD) on every address it connects to, redirects, DNS rebinding, reconnects
-// and takeovers included. The second is the one that holds.
+// and takeovers included. The second is the one that holds. The host itself connects only to ask
+// whether anything listens on a stream's port (nothingListens), and only to addresses vetted here.
 import { BlockList, connect, isIP } from 'node:net';
 import { SPECIAL_PURPOSE_RANGES, isPrivateAddress } from '../../bus/special-addresses.ts';
 import type { Allowance, AllowedEntry } from './allowance.ts';
