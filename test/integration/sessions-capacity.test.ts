@@ -78,9 +78,9 @@ test('face analysis gives way when the cores are full: its thread runs 10 nice s
   const lowered = [...nice.keys()].filter((tid) => nice.get(tid) !== 0);
   assert.ok(lowered.length > 0 && lowered.every((tid) => nice.get(tid) === 10), threads);
   // The host starts the face thread first (what it creates inherits its nice value), then the
-  // transcription and voice threads, which stay at the host's.
+  // voice thread, which stays at the host's, as the transcription threads do once speech starts them.
   const startedAfter = [...nice.keys()].filter((tid) => tid > Math.min(...lowered) && nice.get(tid) === 0);
-  assert.ok(startedAfter.length >= 2, threads);
+  assert.ok(startedAfter.length >= 1, threads);
 });
 
 test.run();
