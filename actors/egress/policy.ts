@@ -11,6 +11,9 @@ import type { Allowance, AllowedEntry } from './allowance.ts';
 /** A name's addresses now (resolver.ts); fails when it has none or takes too long. */
 export type Resolve = (host: string) => Promise<string[]>;
 
+/** Addresses of one name the listener check connects to at most; past them the decoder finds out. */
+const MOST_ADDRESSES_CHECKED = 4;
+
 interface Rule {
   address: string;
   prefix: number;
@@ -44,7 +47,8 @@ export class EgressPolicy {
    */
   async nothingListens(host: string, port: number, timeoutMs: number): Promise<boolean> {
     const vetted = await this.vet(host, port);
-    if ('refusal' in vetted) return false;
+    // A name server may answer with thousands of addresses: the host connects to none of them.
+    if ('refusal' in vetted || vetted.addresses.length > MOST_ADDRESSES_CHECKED) return false;
     const answers = await Promise.all(vetted.addresses.map((address) => connectionRefused(address, port, timeoutMs)));
     return answers.every(Boolean);
   }

@@ -113,6 +113,10 @@ test('nothing listens: only when every vetted address refuses the connection, ea
       assert.not.ok(await all(two).nothingListens('two.example', v6Port, 1000));
       await new Promise((resolve) => v6.close(resolve));
     }
+    // A name with more addresses than the check tries: left to the decoder, even where all refuse.
+    const many: Resolve = async () => Array.from({ length: 5 }, () => '127.0.0.1');
+    assert.not.ok(await all(many).nothingListens('many.example', closed, 1000));
+    assert.ok(await all(async () => Array.from({ length: 4 }, () => '127.0.0.1')).nothingListens('four.example', closed, 1000));
     // Refused by the policy, or not resolved: not this check's to say; it connects nowhere.
     assert.not.ok(await policy('false').nothingListens('127.0.0.1', open, 1000));
     assert.not.ok(await policy('false').nothingListens('127.0.0.1', closed, 1000));
