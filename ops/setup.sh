@@ -2,27 +2,37 @@
 # Installs what the service and its tests need, and is quick when it is all there:
 # Debian packages (as root, via apt-get) and the npm dependencies. Run by start.sh (no flag: adds
 # what its demo stream needs), cluster.sh (--cluster: adds ZooKeeper) and test.sh (--test:
-# everything the tests use).
+# everything the tests use; the cluster stage adds --cluster).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+tests=false cluster=false
+for flag in "$@"; do
+  case $flag in
+    --test) tests=true ;;
+    --cluster) cluster=true ;;
+    *) echo "usage: ops/setup.sh [--test] [--cluster]" >&2; exit 2 ;;
+  esac
+done
+
 packages=(nats-server clickhouse-server clickhouse-client ffmpeg gcc libc6-dev)
-if [[ "${1:-}" != "--cluster" ]]; then
+if [[ $tests == true || $cluster == false ]]; then
   # `npm start`'s demo stream (ops/demo/): a local RTMP server (nginx, its rtmp module, and the
   # stream module and openssl for its RTMPS port) and a synthetic voice. The tests use them too.
   packages+=(nginx libnginx-mod-rtmp libnginx-mod-stream openssl espeak-ng)
 fi
-if [[ "${1:-}" == "--cluster" || "${1:-}" == "--test" ]]; then
-  # ZooKeeper coordinates a ClickHouse cluster (`npm run cluster`, and the tests' cluster); its
-  # package brings the Java runtime it runs on.
+if [[ $cluster == true ]]; then
+  # ZooKeeper coordinates a ClickHouse cluster (`npm run cluster`, and the tests' clusters); its
+  # package brings the Java runtime it runs on. `npm test` starts no cluster: it goes without.
   packages+=(zookeeper)
 fi
-if [[ "${1:-}" == "--test" ]]; then
+if [[ $tests == true ]]; then
   # An RTSP server, resampling and noise for the integration tests and benchmarks; a browser
   # for the dashboard's tests.
   packages+=(gir1.2-gst-rtsp-server-1.0 python3-gi
     gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav sox chromium)
-  # The shard-loss test cuts a ClickHouse shard off by dropping packets to its loopback ports.
+  # The runner removes the packet filters a killed run left (the shard-loss test cuts a
+  # ClickHouse shard off with them).
   packages+=(iptables)
 fi
 

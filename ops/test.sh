@@ -4,6 +4,9 @@
 # ClickHouse and ffmpeg, the project's type check beside them (ops/test.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash ops/setup.sh --test
+# The cluster stage (--cluster) also needs ZooKeeper for its ClickHouse clusters.
+setup=(--test)
+[[ " $* " == *" --cluster "* ]] && setup+=(--cluster)
+bash ops/setup.sh "${setup[@]}"
 node --import tsx ops/assets/setup.ts --media
 exec node --import tsx ops/test.ts --type-check "$@"
