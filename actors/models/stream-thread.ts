@@ -131,7 +131,8 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
     this.worker ??= startTsWorker(this.body, this.workerData).then(
       (worker) => this.started(worker),
       (error) => {
-        this.worker = undefined;
+        // A thread started by its first stream (a lazy one) fails that stream here, or it waits forever.
+        this.failAll(error);
         throw error;
       },
     );
@@ -148,16 +149,21 @@ export class StreamThread<Request extends { stream: number }, Reply extends { ty
         this.receive(reply);
       });
       const fail = (error: Error) => {
-        this.worker = undefined;
         reject(error);
-        for (const stream of this.streams.values()) {
-          stream.onFailed(error);
-          stream.closed?.reject(error);
-        }
-        this.streams.clear();
+        this.failAll(error);
       };
       worker.on('error', fail);
       worker.on('exit', (code) => fail(new Error(`the ${this.name} thread exited with code ${code}`)));
     });
+  }
+
+  /** The thread is gone or never came: every open stream fails, and the next one starts a fresh thread. */
+  private failAll(error: Error): void {
+    this.worker = undefined;
+    for (const stream of this.streams.values()) {
+      stream.onFailed(error);
+      stream.closed?.reject(error);
+    }
+    this.streams.clear();
   }
 }

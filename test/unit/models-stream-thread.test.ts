@@ -57,4 +57,19 @@ test('a thread that dies fails its streams and calls, and the next one starts a 
   }
 });
 
+test('a thread that cannot start fails the calls that were to start it, rather than leaving them waiting', async () => {
+  const thread = new StreamThread<EchoRequest, EchoReply>('echo', new URL('../support/no-such-thread.ts', import.meta.url), undefined);
+  try {
+    // Bounded only so that a call left waiting fails this test instead of hanging the file.
+    let hung: NodeJS.Timeout | undefined;
+    const waiting = new Promise<never>((_, reject) => (hung = setTimeout(() => reject(new Error('the call was left waiting')), 30_000)));
+    const outcome = await Promise.race([thread.call(ask('echo', 'one')).then(() => 'answered', (error: Error) => error.message), waiting]);
+    clearTimeout(hung);
+    assert.not.equal(outcome, 'answered');
+    assert.match(outcome, 'no-such-thread');
+  } finally {
+    await thread.close();
+  }
+});
+
 test.run();
