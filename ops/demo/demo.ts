@@ -10,6 +10,7 @@ import { publish, waitForStream, type Publisher } from '../support/streams/publi
 import { startRtmpServer, type RtmpServer } from '../support/streams/rtmp-server.ts';
 import { mediaSeconds } from '../support/clips.ts';
 import { demoClip } from './clip.ts';
+import { httpRequest } from '../stack/http-client.ts';
 
 export const DEMO_SESSION_NAME = 'Demo: faces and speech';
 
@@ -40,13 +41,12 @@ interface Reply {
 
 function restClient(baseUrl: string, token: string) {
   return async (method: string, path: string, body?: unknown): Promise<Reply> => {
-    const response = await fetch(`${baseUrl}/v1${path}`, {
+    const { status, text } = await httpRequest(`${baseUrl}/v1${path}`, {
       method,
       headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const text = await response.text();
-    return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+    return { status, body: text === '' ? undefined : JSON.parse(text) };
   };
 }
 

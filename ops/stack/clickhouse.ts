@@ -2,6 +2,7 @@
 // data and logs under the given folder.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { httpRequest } from './http-client.ts';
 import { startService, waitUntil, type Service } from './process.ts';
 
 export interface ClickHouseOptions {
@@ -52,7 +53,7 @@ export async function startClickHouse(options: ClickHouseOptions): Promise<Servi
     cgroupDir: options.cgroupDir,
   });
   const url = `http://127.0.0.1:${options.httpPort}`;
-  const ready = async () => (await fetch(`${url}/ping`)).ok;
+  const ready = async () => (await httpRequest(`${url}/ping`)).status === 200;
   await Promise.race([
     waitUntil('clickhouse-server', ready, 60_000),
     service.exited.then((code) => {

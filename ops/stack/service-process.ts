@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Supervisor, type Child, type SupervisorOptions } from '../../actors/supervisor.ts';
 import { BUNDLE_EXEC_ARGV, bundled } from '../../bus/typescript-bundle.ts';
 import { localPasswords, withCredential } from './bus-credentials.ts';
+import { httpRequest } from './http-client.ts';
 import { startService, type Service } from './process.ts';
 
 export type Role = 'storage' | 'host' | 'gateway';
@@ -84,7 +85,7 @@ function metricsUrl(spec: ServiceSpec): string {
 
 async function ready(metrics: string): Promise<boolean> {
   try {
-    return (await fetch(`${metrics}/readyz`)).status === 200;
+    return (await httpRequest(`${metrics}/readyz`)).status === 200;
   } catch {
     return false;
   }

@@ -11,6 +11,7 @@ import { readConfig } from '../../bus/config.ts';
 import type { SessionRecord } from '../../bus/contracts/session.ts';
 import { call } from '../../bus/rpc.ts';
 import { buckets, consumers, streams } from '../../bus/subjects.ts';
+import { HttpClient, type HttpReply } from '../stack/http-client.ts';
 import { waitUntil, type Service } from '../stack/process.ts';
 import { freePort } from '../stack/ports.ts';
 import { launchService, type Role } from '../stack/service-process.ts';
@@ -26,7 +27,7 @@ export interface TestUser {
 export interface Reply<T = any> {
   status: number;
   body: T;
-  headers: Headers;
+  headers: HttpReply['headers'];
 }
 
 export interface Services {
@@ -120,6 +121,7 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     throw error;
   }
 
+  const http = new HttpClient();
   const api: Services['api'] = async (method, path, request = {}) => {
     const headers: Record<string, string> = { ...request.headers };
     if (request.token !== '') headers.Authorization = `Bearer ${request.token ?? users.alice.token}`;
@@ -128,15 +130,14 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
       body = JSON.stringify(request.body);
       headers['Content-Type'] ??= 'application/json';
     }
-    const response = await fetch(baseUrl + path, { method, headers, body });
-    const text = await response.text();
+    const { status, headers: replyHeaders, text } = await http.request(baseUrl + path, { method, headers, body });
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);
     } catch {
       // not JSON: the test sees the text
     }
-    return { status: response.status, body: parsed as never, headers: response.headers };
+    return { status, body: parsed as never, headers: replyHeaders };
   };
 
   const waitForSession: Services['waitForSession'] = async (id, predicate, timeoutMs = 60_000, token = users.alice.token) => {
@@ -190,6 +191,7 @@ export async function startServices(options: { hosts?: number; env?: Record<stri
     await Promise.all(hosts.map((host) => host.stop()));
     await storage?.stop();
     await bus.close();
+    http.close();
   };
 
   return { baseUrl, users, hosts, storage: storage!, gateway: gateway!, metrics, logDir: dir, startHost, api, waitForSession, rowsStored, stop };

@@ -35,6 +35,7 @@ import { columnsOf } from '../../storage/schema/tables.ts';
 import { listSessions } from '../../storage/sessions/sessions-index.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
 import { emotionsTimeline } from '../../storage/results/timelines.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const log = createLog(config);
@@ -136,7 +137,7 @@ test.after(async () => {
 /** After a failure: whether each node answers, and the last errors it logged. */
 async function reportNodes(): Promise<void> {
   for (const each of cluster?.nodes ?? []) {
-    const answers = await fetch(`${each.url}/ping`).then((reply) => reply.ok, () => false);
+    const answers = await httpRequest(`${each.url}/ping`).then((reply) => reply.status === 200, () => false);
     let errors: string[] = [];
     try {
       errors = readFileSync(join(dir, 'clickhouse', each.name, 'server.err.log'), 'utf8').split('\n').filter((line) => /<(Error|Fatal)>/.test(line)).slice(-5);

@@ -17,6 +17,7 @@ import { buckets } from '../../bus/subjects.ts';
 import { startCluster, type Cluster } from '../../ops/stack/cluster.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 // Each user's creates, and their quota: a session counted twice, or not at all, shows.
@@ -43,7 +44,7 @@ type Request = [token: string, method: string, path: string, body?: unknown, key
 
 async function api(base: string, ...[token, method, path, body, key]: Request): Promise<Reply> {
   try {
-    const response = await fetch(base + path, {
+    const { status, text } = await httpRequest(base + path, {
       method,
       headers: {
         Authorization: `Bearer ${token}`,
@@ -53,8 +54,7 @@ async function api(base: string, ...[token, method, path, body, key]: Request): 
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(15_000),
     });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    return { status, body: text ? JSON.parse(text) : undefined };
   } catch {
     // The connection broke or the answer never came: as unknown to the client as a 503.
     return { status: 0, body: undefined };

@@ -38,6 +38,7 @@ import { finalMediaSeconds } from '../support/final-media.ts';
 import { pullersOf } from '../support/pullers.ts';
 import { assertAudioStoredOnce, assertNoMergesOnCluster, onNode as onNodeOf } from '../support/cluster-copies.ts';
 import { NO_MERGES } from '../support/copies.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const token = `cluster-${randomBytes(6).toString('hex')}`;
@@ -67,14 +68,13 @@ const kills: { what: string; at: number; recovered: number }[] = [];
 const heard = new Map<string, Map<number, number[]>>();
 
 async function api(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(base + path, {
+  const { status, text } = await httpRequest(base + path, {
     method,
     headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  return { status, body: text ? JSON.parse(text) : undefined };
 }
 
 async function ownerOf(id: string): Promise<string | undefined> {
@@ -195,7 +195,7 @@ async function settled(): Promise<void> {
   const since = Date.now();
   await waitUntil('no host holding rows the bus has not acknowledged', async () => {
     for (const host of cluster.hosts) {
-      const text = await (await fetch(`${host.metricsUrl}/metrics`)).text();
+      const text = await (await httpRequest(`${host.metricsUrl}/metrics`)).text;
       if (Number(/^emo_row_messages_unacknowledged (\d+)/m.exec(text)?.[1] ?? NaN) !== 0) return false;
     }
     return true;

@@ -34,6 +34,7 @@ import { NO_MERGES } from '../support/copies.ts';
 import { finalMediaSeconds } from '../support/final-media.ts';
 import { assertGapsShed, gapsOf, shedAudioSeconds } from '../support/shed-audio.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const token = `cluster-${randomBytes(6).toString('hex')}`;
@@ -56,14 +57,13 @@ const LOST = 1;
 const KEPT = 2;
 
 async function api(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(base + path, {
+  const { status, text } = await httpRequest(base + path, {
     method,
     headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(READ_LIMIT_MS),
   });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  return { status, body: text ? JSON.parse(text) : undefined };
 }
 
 const shardNodes = (shard: number) => cluster.clickhouse.nodes.filter((node) => node.shard === shard);

@@ -22,6 +22,7 @@ import { assertAudioStoredOnce, assertNoMergesOnCluster } from '../support/clust
 import { sql } from '../../storage/clickhouse/sql.ts';
 import { finalMediaSeconds } from '../support/final-media.ts';
 import { assertGapsShed, gapsOf } from '../support/shed-audio.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const LOSS_MS = 30_000;
 
@@ -40,7 +41,7 @@ test.after(async () => {
 async function rowsWritten(): Promise<number> {
   let sum = 0;
   for (const storage of live.cluster.storage) {
-    const text = await (await fetch(`${storage.metricsUrl}/metrics`)).text();
+    const text = await (await httpRequest(`${storage.metricsUrl}/metrics`)).text;
     sum += Number(/^emo_rows_written_total (\d+)/m.exec(text)?.[1] ?? NaN);
   }
   return sum;

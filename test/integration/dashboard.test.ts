@@ -24,6 +24,7 @@ import { launchBrowser } from '../support/browser.ts';
 import { makeClip, speak } from '../support/clips.ts';
 import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const tooling = readOpsConfig();
@@ -94,10 +95,10 @@ async function textIs(selector: string, expected: string, timeoutMs = 30_000): P
     });
 }
 
-/** A GET of `path` exactly as written (fetch would resolve its dot segments first). */
-function rawGet(path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+/** A GET of `path` exactly as written (a URL would resolve its dot segments first). */
+function rawGet(path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    request(`${services.baseUrl}${path}`, { path, headers }, (response) => {
+    request(`${services.baseUrl}${path}`, { path }, (response) => {
       let body = '';
       response.on('data', (chunk: Buffer) => (body += chunk.toString()));
       response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
@@ -110,25 +111,24 @@ async function pointsAtLeast(chart: string, count: number, timeoutMs = 60_000): 
 }
 
 test('the gateway serves the page and its files to anyone, with a strict policy, and nothing else', async () => {
-  const index = await fetch(`${services.baseUrl}/`);
+  const index = await httpRequest(`${services.baseUrl}/`);
   assert.is(index.status, 200);
   assert.is(index.headers.get('content-type'), 'text/html; charset=utf-8');
   assert.match(index.headers.get('content-security-policy') ?? '', /default-src 'self'.*script-src 'self'/);
   assert.is(index.headers.get('cache-control'), 'no-cache');
-  assert.match(await index.text(), /<script type="module" src="\/dashboard\/main.js">/);
-  // Revalidation (fetch would send Cache-Control: no-cache with it and never get a 304).
-  assert.is((await rawGet('/', { 'If-None-Match': index.headers.get('etag') ?? '' })).status, 304);
-  const head = await fetch(`${services.baseUrl}/vendor/uPlot.esm.js`, { method: 'HEAD' });
+  assert.match(index.text, /<script type="module" src="\/dashboard\/main.js">/);
+  assert.is((await httpRequest(`${services.baseUrl}/`, { headers: { 'If-None-Match': index.headers.get('etag') ?? '' } })).status, 304);
+  const head = await httpRequest(`${services.baseUrl}/vendor/uPlot.esm.js`, { method: 'HEAD' });
   assert.is(head.status, 200);
   assert.is(head.headers.get('content-type'), 'text/javascript; charset=utf-8');
-  assert.is((await fetch(`${services.baseUrl}/vendor/uPlot.min.css`)).headers.get('content-type'), 'text/css; charset=utf-8');
+  assert.is((await httpRequest(`${services.baseUrl}/vendor/uPlot.min.css`)).headers.get('content-type'), 'text/css; charset=utf-8');
   for (const path of ['/dashboard/nothing.js', '/vendor/../package.json', '/dashboard/%2e%2e/%2e%2e/package.json', '/vendor/..%2f..%2fpackage.json']) {
     const missing = await rawGet(path);
     assert.is(missing.status, 404, path);
     assert.is(JSON.parse(missing.body).code, 'not_found', path);
   }
   // The API still wants its token.
-  assert.is((await fetch(`${services.baseUrl}/v1/sessions`)).status, 401);
+  assert.is((await httpRequest(`${services.baseUrl}/v1/sessions`)).status, 401);
 });
 
 test('signs in with a token, after refusing a wrong one in words', async () => {

@@ -20,6 +20,7 @@ import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { makeClip } from '../support/clips.ts';
 import { startStreamServer } from '../support/analysis.ts';
 import { placeholderOf, pullersOf } from '../support/pullers.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 /** A wait long enough to tell a process left running from a slow machine, not a bound on speed. */
@@ -102,7 +103,7 @@ function readProc(pid: number, file: 'cmdline' | 'environ' | 'comm'): string | u
 }
 
 async function decoderCpuSeconds(metricsUrl: string): Promise<number> {
-  const samples = parsePrometheusText(await (await fetch(`${metricsUrl}/metrics`)).text());
+  const samples = parsePrometheusText(await (await httpRequest(`${metricsUrl}/metrics`)).text);
   return samples
     .filter((sample) => sample.name === 'emo_session_cpu_seconds_total' && sample.labels.part === 'decoder')
     .reduce((sum, sample) => sum + sample.value, 0);

@@ -16,6 +16,7 @@ import { startServices, type Services } from '../../ops/support/services.ts';
 import { makeClip } from '../support/clips.ts';
 import { publish, waitForStream, type Publisher } from '../../ops/support/streams/publish.ts';
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 
@@ -99,7 +100,7 @@ const isRunning = (pid: number) => {
 };
 
 const clickhouse = (query: string) =>
-  fetch(`${process.env.CLICKHOUSE_URL}/?query=${encodeURIComponent(query)}`).then(async (reply) => (await reply.text()).trim());
+  httpRequest(`${process.env.CLICKHOUSE_URL}/?query=${encodeURIComponent(query)}`).then((reply) => reply.text.trim());
 
 let services: Services;
 let rtmp: RtmpServer;

@@ -20,6 +20,7 @@ import { sql } from '../../storage/clickhouse/sql.ts';
 import { clipsDir, startLiveSession, startStreamServer, stopSession, type LiveSession } from '../support/analysis.ts';
 import { makeClip } from '../support/clips.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const tooling = readOpsConfig();
@@ -231,7 +232,7 @@ async function rowsOf(session: string): Promise<Record<string, number>> {
 
 /** The rows of `session` once they stop changing: its worker is done and the writer caught up. */
 async function hostMetrics(): Promise<ReturnType<typeof parsePrometheusText>> {
-  return parsePrometheusText(await (await fetch(`${services.metrics.hosts[0]}/metrics`)).text());
+  return parsePrometheusText(await (await httpRequest(`${services.metrics.hosts[0]}/metrics`)).text);
 }
 
 /**

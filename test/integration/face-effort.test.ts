@@ -17,6 +17,7 @@ import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { clipsDir, settled, startLiveSession, startStreamServer, stopSession, type LiveSession } from '../support/analysis.ts';
 import { makeClip } from '../support/clips.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const tooling = readOpsConfig();
@@ -49,8 +50,8 @@ test.after(async () => {
 });
 
 async function hostMetric(name: string): Promise<number> {
-  const response = await fetch(`${services.metrics.hosts[0]}/metrics`);
-  return total(parsePrometheusText(await response.text()), name) ?? 0;
+  const response = await httpRequest(`${services.metrics.hosts[0]}/metrics`);
+  return total(parsePrometheusText(response.text), name) ?? 0;
 }
 
 const hostLog = () => readFileSync(join(config.varDir, 'test', 'services', `${NAME}-${process.pid}`, `${NAME}-host-1.log`), 'utf8');

@@ -22,6 +22,7 @@ import { publish, TOO_FAST, waitForStream, type Publisher } from '../../ops/supp
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { clipsDir, startStreamServer } from '../support/analysis.ts';
 import { makeClip } from '../support/clips.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 let services: Services;
@@ -120,7 +121,7 @@ test('an idle host takes eight 720p creates within 30 s, then a ninth and tenth 
 test("one user's sessions on streams pushed far faster than real time leave another user's create and analysis as they were", async () => {
   const { alice, bob } = services.users;
   // From a host that keeps up: the ten sessions before may have left it behind for a while.
-  const behind = async () => total(parsePrometheusText(await (await fetch(`${services.metrics.hosts[0]}/metrics`)).text()), 'emo_host_behind');
+  const behind = async () => total(parsePrometheusText(await (await httpRequest(`${services.metrics.hosts[0]}/metrics`)).text), 'emo_host_behind');
   await waitUntil('the host keeping up', async () => (await behind()) === 0, 60_000);
   const heavy: string[] = [];
   for (const [name, uri] of [['too fast', streams.tooFast], ['too fast too', streams.tooFastToo]] as const) {

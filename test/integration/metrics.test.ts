@@ -17,6 +17,7 @@ import { clipsDir, mediaSeconds, runFor, startLiveSession, startStreamServer, st
 import { makeClip, speak } from '../support/clips.ts';
 import { parsePrometheusText, select, total, type Sample } from '../../ops/support/prometheus-text.ts';
 import type { RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const tooling = readOpsConfig();
@@ -50,9 +51,9 @@ test.after(async () => {
 });
 
 async function scrape(base: string): Promise<Sample[]> {
-  const response = await fetch(`${base}/metrics`);
+  const response = await httpRequest(`${base}/metrics`);
   assert.is(response.status, 200);
-  return parsePrometheusText(await response.text());
+  return parsePrometheusText(response.text);
 }
 
 /** Scrapes until `check` holds for the samples (counters move as rows and seconds complete). */
@@ -64,7 +65,7 @@ async function scrapeUntil(base: string, what: string, check: (samples: Sample[]
   return samples;
 }
 
-const status = async (url: string) => (await fetch(url)).status;
+const status = async (url: string) => (await httpRequest(url)).status;
 const count = (samples: Sample[], name: string, labels: Record<string, string> = {}) => total(samples, name, labels) ?? 0;
 
 test('every process is alive and ready once it serves', async () => {

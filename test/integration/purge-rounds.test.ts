@@ -14,6 +14,7 @@ import { PurgeQueue } from '../../storage/purge/purge-queue.ts';
 import { newSessionId } from '../../bus/ids.ts';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const CYCLES = 20;
@@ -113,7 +114,7 @@ test(`${CYCLES} create-stop-delete cycles add at most ${MAX_MUTATIONS_PER_TABLE}
   };
   await waitUntil('the deleted sessions\' rows gone', async () => (await rowsLeft()) === 0, (2 * WINDOW_SECONDS + 60) * 1000);
   // The round marks its sessions purged once their mutations are done: a moment after the rows go.
-  const queued = async () => total(parsePrometheusText(await (await fetch(`${services.metrics.storage}/metrics`)).text()), 'emo_purge_queue_sessions');
+  const queued = async () => total(parsePrometheusText(await (await httpRequest(`${services.metrics.storage}/metrics`)).text), 'emo_purge_queue_sessions');
   await waitUntil('the queue drained', async () => (await queued()) === 0, 30_000);
 
   const after = await mutationsByTable();

@@ -11,6 +11,7 @@ import { readConfig } from '../../bus/config.ts';
 import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { launchService, serviceProcess, type ServiceSpec } from '../../ops/stack/service-process.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const dir = join(config.varDir, 'test', 'service-process', String(process.pid));
@@ -28,7 +29,7 @@ async function gatewaySpec(id: string): Promise<ServiceSpec & { baseUrl: string 
   };
 }
 
-const status = async (url: string) => (await fetch(url)).status;
+const status = async (url: string) => (await httpRequest(url)).status;
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import { waitUntil } from '../../ops/stack/process.ts';
 import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const STREAM = 'rtmp://127.0.0.1:9/live/x';
 let services: Services;
@@ -31,7 +32,7 @@ test('creates arriving together at the last free slot: one takes it, the others 
   const taken = replies.find((reply) => reply.status === 201)!;
   assert.is((await services.api('POST', `/v1/sessions/${taken.body._id}/stop`)).status, 200);
   await waitUntil('the host has no session', async () => {
-    const samples = parsePrometheusText(await (await fetch(`${services.metrics.hosts[0]}/metrics`)).text());
+    const samples = parsePrometheusText(await (await httpRequest(`${services.metrics.hosts[0]}/metrics`)).text);
     return total(samples, 'emo_sessions_active') === 0;
   }, 15_000);
 });

@@ -11,6 +11,7 @@ import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts
 import { waitUntil } from '../../ops/stack/process.ts';
 import { ABANDONED_MS } from '../../actors/session/deletion.ts';
 import { buckets } from '../../bus/subjects.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const FLOOD = 30;
 /** The tables a purge round deletes from (storage/purge/purge.ts): five of results, event_spans, sessions. */
@@ -27,7 +28,7 @@ test.after(async () => {
 });
 
 const mutations = async () =>
-  total(parsePrometheusText(await (await fetch(`${services.metrics.storage}/metrics`)).text()), 'emo_purge_mutations_total') ?? 0;
+  total(parsePrometheusText(await (await httpRequest(`${services.metrics.storage}/metrics`)).text), 'emo_purge_mutations_total') ?? 0;
 
 /** The mutations once the purge round that takes the session has run, and one more window has passed. */
 async function mutationsAfterRound(before: number): Promise<number> {

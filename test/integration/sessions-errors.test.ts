@@ -3,9 +3,10 @@
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
+import { request } from 'node:http';
 import { SignJWT } from 'jose';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
+import { httpRequest, replyHeaders } from '../../ops/stack/http-client.ts';
 
 const JWT_SECRET = randomBytes(32).toString('hex');
 const STREAM = 'rtmp://127.0.0.1:9/live/x';
@@ -173,26 +174,26 @@ test('create: a chunked body over 1 MiB is 413', async () => {
 /** Streams `chunks` chunks of spaces without a Content-Length, and reads the reply even if the server stops reading first. */
 function postChunked(path: string, chunks: number, chunkBytes: number): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${services.baseUrl}${path}`, {
+    const outgoing = request(`${services.baseUrl}${path}`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
     });
-    request.once('response', (response) => {
+    outgoing.once('response', (response) => {
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (part: string) => (text += part));
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text), headers: new Headers() }));
+      response.once('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text), headers: replyHeaders(response.headers) }));
     });
     // Once the server has answered it may close the connection under the remaining chunks.
-    request.on('error', (error) => (request.writableEnded ? undefined : reject(error)));
+    outgoing.on('error', (error) => (outgoing.writableEnded ? undefined : reject(error)));
     const chunk = ' '.repeat(chunkBytes);
     let sent = 0;
     const writeMore = () => {
       while (sent < chunks) {
         sent++;
-        if (!request.write(chunk)) return void request.once('drain', writeMore);
+        if (!outgoing.write(chunk)) return void outgoing.once('drain', writeMore);
       }
-      request.end();
+      outgoing.end();
     };
     writeMore();
   });
@@ -296,18 +297,18 @@ test('unknown and malformed ids are 404 with one and the same body', async () =>
 
 test('another user\'s session is 404, byte for byte the body of an unknown id', async () => {
   const raw = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(services.baseUrl + path, {
+    const response = await httpRequest(services.baseUrl + path, {
       method,
       headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
-    return { status: response.status, text: await response.text(), type: response.headers.get('content-type') };
+    return { status: response.status, text: response.text, type: response.headers.get('content-type') };
   };
   const unknown = randomBytes(12).toString('hex');
   for (const [method, suffix, body] of [['GET', ''], ['PATCH', '', { name: 'taken over' }], ['POST', '/stop']] as const) {
     const other = await unchanged(async () => {
       const r = await raw(method, `/v1/sessions/${theirs._id}${suffix}`, body);
-      return { status: r.status, body: r, headers: new Headers() };
+      return { status: r.status, body: r, headers: replyHeaders({}) };
     });
     const missing = await raw(method, `/v1/sessions/${unknown}${suffix}`, body);
     assert.is(other.status, 404);

@@ -27,6 +27,7 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const log = createLog({ logLevel: 'silent', hostId: 'sessions-index-per-user' });
@@ -247,7 +248,7 @@ test('bob\'s first list, deep page and DELETE answer, with his changes, while al
 async function rowsStoredByLists(): Promise<number> {
   let rows = 0;
   for (const url of [services.metrics.storage, secondMetrics]) {
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const text = await (await httpRequest(`${url}/metrics`)).text;
     rows += Number(/^emo_session_index_rows_by_lists_total (\S+)$/m.exec(text)?.[1] ?? 0);
   }
   return rows;

@@ -30,6 +30,7 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { launchService } from '../../ops/stack/service-process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const log = createLog({ logLevel: 'silent', hostId: 'sessions-list-memory' });
@@ -193,7 +194,7 @@ test('a page that memory answers is the page ClickHouse answers, over random pag
 
 /** Pages one storage service answered from `source`, from its /metrics. */
 async function listedPages(metricsUrl: string, source: 'memory' | 'clickhouse'): Promise<number> {
-  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  const text = await (await httpRequest(`${metricsUrl}/metrics`)).text;
   const line = text.split('\n').find((l) => l.startsWith(`emo_session_list_pages_total{source="${source}"}`));
   return line ? Number(line.split(' ')[1]) : 0;
 }

@@ -27,6 +27,7 @@ import { assertNoMerges, NO_MERGES, storedTwice } from '../support/copies.ts';
 import { pullersUnder } from '../support/pullers.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { test } from '../../ops/support/uvu.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const NAME = 'stalled-host';
@@ -49,7 +50,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let hostId = (host: Service) => `${NAME}-host-${services.hosts.indexOf(host) + 1}`;
 
 async function fencedRows(): Promise<number> {
-  const text = await (await fetch(`${services.metrics.storage}/metrics`)).text();
+  const text = await (await httpRequest(`${services.metrics.storage}/metrics`)).text;
   return Number(/^emo_rows_fenced_total (\S+)$/m.exec(text)?.[1] ?? NaN);
 }
 

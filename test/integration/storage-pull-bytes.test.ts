@@ -23,6 +23,7 @@ import { parsePrometheusText } from '../../ops/support/prometheus-text.ts';
 import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const log = createLog(config);
@@ -98,7 +99,7 @@ test('a backlog of 1 MiB event batches is drained in batches bounded in bytes, e
   await waitUntil('every event stored', async () => exited !== undefined || (await stored()) >= events, 120_000);
   assert.is(exited, undefined, 'the storage process never exited');
 
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const text = await (await httpRequest(`http://127.0.0.1:${metricsPort}/metrics`)).text;
   const largest = metric(text, 'emo_writer_largest_batch_bytes');
   const batches = metric(text, 'emo_writer_batches_pulled_total');
   const bytes = metric(text, 'emo_writer_pulled_bytes_total');

@@ -19,6 +19,7 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { waitUntil, type Service } from '../../ops/stack/process.ts';
 import { startServices, type Services } from '../../ops/support/services.ts';
 import { allowedSubscription, refusedDelivery, refusedSubscription } from '../support/bus-refusals.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const dir = join(config.varDir, 'test', `tenant-live-${process.pid}`);
@@ -87,7 +88,7 @@ async function createWithEvent(person: Person): Promise<string> {
 const sessionsIn = (messages: Msg[]) => new Set(messages.map((msg) => msg.subject.split('.')[2]));
 
 test('each process is connected as the NATS user of its kind', async () => {
-  const { connections } = (await (await fetch(`${monitor}/connz?auth=1&limit=1024`)).json()) as { connections: { name?: string; authorized_user?: string }[] };
+  const { connections } = JSON.parse((await httpRequest(`${monitor}/connz?auth=1&limit=1024`)).text) as { connections: { name?: string; authorized_user?: string }[] };
   const userOf = (prefix: string) => new Set(connections.filter((c) => c.name?.startsWith(prefix)).map((c) => c.authorized_user));
   assert.equal(userOf('gateway '), new Set(['gateway']));
   assert.equal(userOf('actor-host '), new Set(['host']));

@@ -18,6 +18,7 @@ import { publish, waitForStream, type Publisher } from '../../ops/support/stream
 import { startRtmpServer, type RtmpServer } from '../../ops/support/streams/rtmp-server.ts';
 import { makeClip } from './clips.ts';
 import { NO_MERGES } from './copies.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 export const DATABASE = 'emotions_cluster';
 const NAMES = ['cluster-a', 'cluster-b'];
@@ -107,14 +108,13 @@ export async function startLiveCluster(name: string, env: NodeJS.ProcessEnv = {}
     clickhouse = connectClickHouse({ url: started.clickhouse.urls.join(','), username: 'default', password: '' }, DATABASE);
 
     const api = async (base: string, method: string, path: string, body?: unknown): Promise<Reply> => {
-      const response = await fetch(base + path, {
+      const { status, text } = await httpRequest(base + path, {
         method,
         headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(clientTimeoutMs),
       });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+      return { status, body: text ? JSON.parse(text) : undefined };
     };
     const session = async (id: string): Promise<any> => {
       for (const gateway of started.gateways) {

@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { freePort } from '../../ops/stack/ports.ts';
 import { startService, waitUntil, type Service } from '../../ops/stack/process.ts';
 import { startZooKeeper, type ZooKeeper } from '../../ops/stack/zookeeper.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 export const PRODUCTION = join(import.meta.dirname, '..', '..', 'ops', 'production', 'clickhouse');
 // What Debian's clickhouse-server package installs, which the production files are merged over.
@@ -95,7 +96,7 @@ async function startNode(dir: string, ports: { http: number; tcp: number }, conf
   const server = startService('clickhouse', 'clickhouse-server', [`--config-file=${join(dir, 'config.xml')}`], {
     logFile: join(dir, 'stdout.log'), cwd: dir, env: { ...process.env, ...PASSWORDS },
   });
-  const ready = async () => (await fetch(`http://127.0.0.1:${ports.http}/ping`)).ok;
+  const ready = async () => (await httpRequest(`http://127.0.0.1:${ports.http}/ping`)).status === 200;
   await Promise.race([
     waitUntil('clickhouse-server', ready, 60_000),
     server.exited.then((code) => {
@@ -107,6 +108,6 @@ async function startNode(dir: string, ports: { http: number; tcp: number }, conf
 
 /** One statement over HTTP as a user, with no setting of its own (an analyst may change none). */
 export async function runAs(url: string, user: string, password: string, query: string): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${url}/?${new URLSearchParams({ user, password })}`, { method: 'POST', body: query });
-  return { status: response.status, text: (await response.text()).trim() };
+  const response = await httpRequest(`${url}/?${new URLSearchParams({ user, password })}`, { method: 'POST', body: query });
+  return { status: response.status, text: response.text.trim() };
 }

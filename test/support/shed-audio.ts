@@ -3,6 +3,7 @@
 // counts them (emo_audio_shed_seconds_total). A check that every second has its row therefore
 // allows a missing second only against audio the hosts say they shed; any other gap fails.
 import * as assert from 'uvu/assert';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 /** A host by where it answers /metrics. */
 type HostMetrics = { metricsUrl: string };
@@ -24,7 +25,7 @@ export function gapsOf(seconds: number[]): { gaps: string[]; missing: number } {
 export async function shedAudioSeconds(hosts: HostMetrics[]): Promise<number> {
   let shed = 0;
   for (const host of hosts) {
-    const text = await (await fetch(`${host.metricsUrl}/metrics`)).text();
+    const text = await (await httpRequest(`${host.metricsUrl}/metrics`)).text;
     shed += Number(/^emo_audio_shed_seconds_total ([\d.e+-]+)/m.exec(text)?.[1] ?? 0);
   }
   return shed;

@@ -9,6 +9,7 @@ import { createRegistry, MetricsServer } from '../../bus/metrics-server.ts';
 import { requestLabels, UNMATCHED } from '../../gateway/middleware/http-metrics.ts';
 import { writerLagSeconds } from '../../storage/metrics.ts';
 import { parsePrometheusText, total } from '../../ops/support/prometheus-text.ts';
+import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const quiet = pino({ level: 'silent' });
 
@@ -17,22 +18,22 @@ test('readyz answers 503 until ready and again once stopping; livez and metrics 
   new Counter({ name: 'emo_test_things_total', help: 'things', labelNames: ['kind'], registers: [registry] }).inc({ kind: 'a "quoted"\\one' }, 3);
   const server = await MetricsServer.start(registry, { metricsHost: '127.0.0.1', metricsPort: 0 }, quiet);
   try {
-    const status = async (path: string) => (await fetch(server.url + path)).status;
+    const status = async (path: string) => (await httpRequest(server.url + path)).status;
     assert.is(await status('/livez'), 200);
     assert.is(await status('/readyz'), 503);
     server.markReady();
     assert.is(await status('/readyz'), 200);
-    const response = await fetch(`${server.url}/metrics`);
+    const response = await httpRequest(`${server.url}/metrics`);
     assert.is(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-    const samples = parsePrometheusText(await response.text());
+    const samples = parsePrometheusText(response.text);
     assert.is(total(samples, 'emo_test_things_total', { kind: 'a "quoted"\\one' }), 3);
     assert.ok((total(samples, 'process_cpu_user_seconds_total') ?? -1) >= 0, 'default process metrics are on the registry');
     server.markStopping();
     assert.is(await status('/readyz'), 503);
     assert.is(await status('/livez'), 200);
     assert.is(await status('/nothing'), 404);
-    assert.is((await fetch(`${server.url}/metrics`, { method: 'POST' })).status, 405);
+    assert.is((await httpRequest(`${server.url}/metrics`, { method: 'POST' })).status, 405);
   } finally {
     await server.close();
   }
