@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { bundled } from '../../bus/typescript-bundle.ts';
 import { portRange } from '../../ops/stack/ports.ts';
 
 const config = readConfig();
@@ -15,12 +16,12 @@ const PER_PROCESS = 300;
 const PROCESSES = 4;
 
 // A claim lasts as long as its process: each one holds its ports until all have answered.
-function portsFromOneProcess(): { ports: Promise<number[]>; release(): void } {
-  const script = `import { freePort } from ${JSON.stringify(join(config.projectRoot, 'ops/stack/ports.ts'))};
+function portsFromOneProcess(portsModule: string): { ports: Promise<number[]>; release(): void } {
+  const script = `import { freePort } from ${JSON.stringify(portsModule)};
     const ports = await Promise.all(Array.from({ length: ${PER_PROCESS} }, () => freePort()));
     console.log(JSON.stringify(ports));
     process.stdin.resume();`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: config.projectRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '--eval', script], { cwd: config.projectRoot, stdio: ['pipe', 'pipe', 'inherit'] });
   const ports = new Promise<number[]>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk) => {
@@ -33,7 +34,9 @@ function portsFromOneProcess(): { ports: Promise<number[]>; release(): void } {
 }
 
 test(`${PROCESSES} processes asking for ${PER_PROCESS} ports each at once are never handed the same one`, async () => {
-  const processes = Array.from({ length: PROCESSES }, portsFromOneProcess);
+  // From a bundle, as the service runs it: no loader to start in each process.
+  const portsModule = await bundled(join(config.projectRoot, 'ops/stack/ports.ts'));
+  const processes = Array.from({ length: PROCESSES }, () => portsFromOneProcess(portsModule));
   let all: number[];
   try {
     all = (await Promise.all(processes.map((p) => p.ports))).flat();

@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readConfig } from '../../bus/config.ts';
+import { bundled } from '../../bus/typescript-bundle.ts';
 
 const config = readConfig();
 const PORTS = 400;
@@ -16,8 +17,8 @@ const PROCESSES = 4;
  * A process that, once told to go, claims every port of `claims` in the same order, and says
  * which it holds. A claim lasts as long as its process: it holds them until released.
  */
-function claimer(claims: string): { ready: Promise<void>; go(): void; held: Promise<number[]>; release(): void } {
-  const script = `import { claimPort } from ${JSON.stringify(join(config.projectRoot, 'ops/stack/ports.ts'))};
+function claimer(claims: string, portsModule: string): { ready: Promise<void>; go(): void; held: Promise<number[]>; release(): void } {
+  const script = `import { claimPort } from ${JSON.stringify(portsModule)};
     console.log('ready');
     process.stdin.once('data', () => {
       const held = [];
@@ -25,7 +26,7 @@ function claimer(claims: string): { ready: Promise<void>; go(): void; held: Prom
       console.log(JSON.stringify(held));
       process.stdin.resume();
     });`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: config.projectRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '--eval', script], { cwd: config.projectRoot, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines: string[] = [];
   const waiting: Array<(line: string) => void> = [];
   let out = '';
@@ -60,7 +61,9 @@ test(`${PROCESSES} processes taking over the same ${PORTS} dead claims at once h
     // A process that has exited: every claim names it.
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
     for (let port = 1; port <= PORTS; port++) writeFileSync(join(claims, String(port)), dead);
-    const processes = Array.from({ length: PROCESSES }, () => claimer(claims));
+    // From a bundle, as the service runs it: no loader to start in each process.
+    const portsModule = await bundled(join(config.projectRoot, 'ops/stack/ports.ts'));
+    const processes = Array.from({ length: PROCESSES }, () => claimer(claims, portsModule));
     let held: number[];
     try {
       await Promise.all(processes.map((each) => each.ready));

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as assert from 'uvu/assert';
 import { test } from '../../ops/support/uvu.ts';
+import { bundled } from '../../bus/typescript-bundle.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -18,12 +19,13 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * more; its child's pid, and whether it ended by itself before `giveUpMs`, when it is killed.
  */
 async function stopAndLeave(childCode: string, graceMs: number, giveUpMs = 60_000): Promise<{ child: number; endedByItself: boolean }> {
-  const caller = `import { startService, waitUntil } from ${JSON.stringify(join(ROOT, 'ops/stack/process.ts'))};
+  // From a bundle, as the service runs it: no loader to start.
+  const caller = `import { startService, waitUntil } from ${JSON.stringify(await bundled(join(ROOT, 'ops/stack/process.ts')))};
     const service = startService('child', process.execPath, ['-e', ${JSON.stringify(childCode)}]);
     await waitUntil('the child', async () => service.output().includes('listening'), 10_000);
     console.log(service.pid);
     void service.stop(${graceMs});`;
-  const { stdout, killed } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', caller], { cwd: ROOT, timeout: giveUpMs })
+  const { stdout, killed } = await promisify(execFile)(process.execPath, ['--input-type=module', '--eval', caller], { cwd: ROOT, timeout: giveUpMs })
     .then(({ stdout }) => ({ stdout, killed: false }), (error: { stdout: string; killed?: boolean }) => ({ stdout: error.stdout, killed: error.killed === true }));
   return { child: Number(stdout.trim().split('\n').at(-1)), endedByItself: !killed };
 }
