@@ -1,7 +1,7 @@
 // HTTP requests of the launcher and the test support, on node:http. Node's fetch loads a
-// WHATWG stack of its own the first time a process calls it (some 0.2 s of CPU) and costs about
-// 1.5 ms of CPU more than node:http for each request after that; a test file asks the gateway
-// and the processes' /readyz hundreds of times, and the whole suite shares two cores.
+// WHATWG stack of its own the first time a process calls it (some 0.2 s of CPU) and costs 0.6-1.4
+// ms of CPU more than node:http for each request after that; a test file asks the gateway and
+// the processes' /readyz hundreds of times, and the whole suite shares two cores.
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 
 export interface HttpRequest {
