@@ -27,6 +27,7 @@ import { removeOrphanCgroups } from './stack/cgroups.ts';
 import { removeOrphanRules } from './testing/network-rules.ts';
 import { ChildCpu } from './testing/child-cpu.ts';
 import { CpuRoom } from './testing/cpu-room.ts';
+import { deleteStreams } from './testing/fresh-lane.ts';
 import { runFile, type FileOutcome } from './testing/run-file.ts';
 import { Scheduler, type Queue } from './testing/schedule.ts';
 import { runningTestServers } from './testing/test-servers.ts';
@@ -68,6 +69,8 @@ interface Lane {
   takes: readonly Queue[];
   /** Starts a file only while the cores have room. */
   whenRoom?: CpuRoom;
+  /** Leaves the lane's servers as the next file should find them, after a file that used them. */
+  afterServerFile?: () => Promise<void>;
 }
 
 /** Runs `files` on `lanes`, each lane one file at a time; prints each file's output as it ends. */
@@ -86,6 +89,8 @@ async function runLanes(files: string[], laneList: Lane[]): Promise<FileOutcome[
         const seconds = (outcome.ms / 1000).toFixed(1);
         console.log(`\n── ${file} (${lane.name}, ${seconds} s, ${outcome.cpuSeconds.toFixed(0)} s of CPU, ${outcome.failed === 0 ? 'passed' : `${outcome.failed} failed`})\n${outcome.output.trimEnd()}`);
         outcomes.push(outcome);
+        // A file that took the servers down may leave nothing to delete: the next one finds out.
+        if (!file.startsWith('unit/')) await lane.afterServerFile?.().catch((error: Error) => console.log(`(${lane.name}: its streams were not deleted: ${error.message})`));
       }
     }),
   );
@@ -100,7 +105,7 @@ async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]>
   if (needServers && running) {
     console.log(`Using the servers of \`npm run test:servers\` (process ${running.pid}), one file at a time.`);
     const env = { NATS_URL: running.natsUrl, CLICKHOUSE_URL: running.clickhouseUrl, CLICKHOUSE_DATABASE: 'emotions_test' };
-    return runLanes(files, [{ name: 'test servers', env, takes: ['media', 'servers', 'unit'] }]);
+    return runLanes(files, [{ name: 'test servers', env, takes: ['media', 'servers', 'unit'], afterServerFile: () => deleteStreams(running.natsUrl) }]);
   }
   const laneList: Lane[] = [];
   let clickhouseUrl = '';
@@ -118,13 +123,15 @@ async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]>
   for (let i = 0; i < lanes; i++) {
     const name = `lane ${String.fromCharCode(97 + i)}`;
     let env: NodeJS.ProcessEnv = {};
+    let afterServerFile: Lane['afterServerFile'];
     if (needServers) {
       const nats = await startNats({ dir: join(dir, `nats-${i}`), port: await freePort(), maxFileStore: '2GB' });
       stops.push(nats.stop);
       env = { NATS_URL: nats.url, CLICKHOUSE_URL: clickhouseUrl, CLICKHOUSE_DATABASE: `emotions_test_${i}` };
+      afterServerFile = () => deleteStreams(nats.url);
     }
     // The first lane runs the media-heavy files, one at a time; every lane helps with the rest.
-    laneList.push({ name, env, takes: i === 0 ? ['media', 'servers', 'unit'] : ['servers', 'unit'], whenRoom: i >= steadyLanes ? room : undefined });
+    laneList.push({ name, env, takes: i === 0 ? ['media', 'servers', 'unit'] : ['servers', 'unit'], whenRoom: i >= steadyLanes ? room : undefined, afterServerFile });
   }
   return runLanes(files, laneList);
 }
