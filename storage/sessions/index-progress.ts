@@ -49,14 +49,19 @@ export class IndexProgress {
     /** On a service that keeps the index: how a list stores its user's changes itself. */
     private readonly own?: OwnChanges,
   ) {
-    this.head = new AskedAfter(async () => (await jsm.streams.info(SESSIONS_STREAM)).state.last_seq);
+    this.head = new AskedAfter(async () => {
+      const { state } = await jsm.streams.info(SESSIONS_STREAM);
+      // An empty bucket (purged, or every record past the bucket's age) has no change to wait
+      // for: its last sequence names a message that no watch will ever deliver.
+      return state.messages === 0 ? 0 : state.last_seq;
+    });
     this.acknowledged = new AskedAfter(async () => {
       const info = await jsm.consumers.info(SESSIONS_STREAM, consumers.sessionIndex);
       return info.num_pending === 0 && info.num_ack_pending === 0 ? info.delivered.stream_seq : info.ack_floor.stream_seq;
     });
   }
 
-  /** The bucket's latest revision, as asked after this call. */
+  /** The bucket's latest revision, as asked after this call; 0 while the bucket holds nothing. */
   latest(): Promise<number> {
     return this.head.latest();
   }
