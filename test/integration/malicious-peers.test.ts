@@ -172,6 +172,30 @@ class ChunkReader {
   }
 }
 
+/**
+ * The clip's tags at their own pace, as a live stream, and in their order however late the
+ * timers fire: one timer for the next tag due. A timer per tag does not keep the order on a busy
+ * machine: Node runs every due timer of one delay before those of another, so a tag of a later
+ * delay could go ahead of the picture's parameters, and ffprobe found "invalid data".
+ */
+function playClip(socket: Socket, tags: Tag[], timers: Set<NodeJS.Timeout>): void {
+  const started = Date.now();
+  let next = 0;
+  const sendDue = () => {
+    for (; next < tags.length && tags[next]!.timestamp <= Date.now() - started; next++) {
+      const tag = tags[next]!;
+      if (!socket.destroyed) socket.write(message(tag.type === 8 ? 4 : 6, tag.type, 1, tag.timestamp, tag.data));
+    }
+    if (next === tags.length || socket.destroyed) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      sendDue();
+    }, tags[next]!.timestamp - (Date.now() - started));
+    timers.add(timer);
+  };
+  sendDue();
+}
+
 interface RtmpPeer {
   url(name: string): string;
   connections: number;
@@ -208,14 +232,7 @@ async function startPeer(peer: Peer): Promise<RtmpPeer> {
       } else if (name === 'play') {
         socket.write(message(5, 20, 1, 0, Buffer.concat([amf.string('onStatus'), amf.number(0), amf.null(),
           amf.object({ level: 'status', code: 'NetStream.Play.Start', description: 'playing' })])));
-        // The clip at its own pace, as a live stream.
-        for (const tag of flvTags(clip)) {
-          const timer = setTimeout(() => {
-            timers.delete(timer);
-            if (!socket.destroyed) socket.write(message(tag.type === 8 ? 4 : 6, tag.type, 1, tag.timestamp, tag.data));
-          }, tag.timestamp);
-          timers.add(timer);
-        }
+        playClip(socket, flvTags(clip), timers);
       }
     });
     socket.on('data', (data: Buffer) => {
