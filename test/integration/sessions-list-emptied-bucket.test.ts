@@ -39,9 +39,10 @@ test('lists answer at once after the sessions bucket was purged', async () => {
     // A change made now is listed by the same service: its watch follows the bucket from here.
     const created = await after.api('POST', '/v1/sessions', { body: { name: 'after', streamUri: 'rtmp://127.0.0.1:9/live/x' } });
     assert.is(created.status, 201, JSON.stringify(created.body));
+    assert.type(created.body._id, 'string');
     const listed = await after.api('GET', '/v1/sessions');
     assert.is(listed.status, 200, JSON.stringify(listed.body));
-    assert.equal(listed.body.data.map((session: { id: string }) => session.id), [created.body.id]);
+    assert.equal(listed.body.data.map((session: { _id: string }) => session._id), [created.body._id]);
   } finally {
     await after.stop();
   }
