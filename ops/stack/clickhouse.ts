@@ -141,6 +141,11 @@ const USERS = `<?xml version="1.0"?>
       <max_memory_usage>4000000000</max_memory_usage>
       <load_balancing>random</load_balancing>
     </default>
+    <logged>
+      <max_memory_usage>4000000000</max_memory_usage>
+      <load_balancing>random</load_balancing>
+      <log_queries>1</log_queries>
+    </logged>
   </profiles>
   <users>
     <default>
@@ -149,6 +154,14 @@ const USERS = `<?xml version="1.0"?>
       <profile>default</profile>
       <quota>default</quota>
     </default>
+    <!-- default, its queries kept in system.query_log: for tests that check how ClickHouse
+         ended a query (cancelled, timed out, finished), not only that it is gone. -->
+    <logged>
+      <password></password>
+      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+      <profile>logged</profile>
+      <quota>default</quota>
+    </logged>
   </users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
