@@ -142,8 +142,7 @@ const USERS = `<?xml version="1.0"?>
       <load_balancing>random</load_balancing>
     </default>
     <logged>
-      <max_memory_usage>4000000000</max_memory_usage>
-      <load_balancing>random</load_balancing>
+      <profile>default</profile>
       <log_queries>1</log_queries>
     </logged>
   </profiles>
