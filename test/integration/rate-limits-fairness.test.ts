@@ -18,6 +18,8 @@ const JWT_SECRET = randomBytes(32).toString('hex');
 const MAX_ACTIVE = 2;
 const EVENTS_PER_SECOND = 3 * MAX_EVENTS_PER_REQUEST;
 const EVENT_BYTES_PER_SECOND = 1.5 * 1024 * 1024;
+/** How early a held refusal may be answered: see the hold's check. */
+const TIMER_EARLY_MS = 5;
 
 let services: Services;
 let streamUri: string;
@@ -190,7 +192,9 @@ test("refusals are answered RATE_LIMIT_REFUSAL_HOLD_MS late, and more connection
   // answering 409 where two crossed). Answered at once, such a loop is refused thousands of times a second.
   const few = 8;
   const refused = await flood(few);
-  assert.ok(Math.min(...refused) >= holdMs, `a refusal answered after ${Math.min(...refused).toFixed(0)} ms, before the hold of ${holdMs} ms`);
+  // Node times a timer from its event loop's clock as of the turn's start, which a busy turn
+  // leaves a few ms behind: a hold may end that early (seen: 249.6 ms of 250).
+  assert.ok(Math.min(...refused) >= holdMs - TIMER_EARLY_MS, `a refusal answered after ${Math.min(...refused).toFixed(1)} ms, before the hold of ${holdMs} ms`);
   const mostPerConnection = few * Math.ceil(floodMs / holdMs + 1);
   assert.ok(refused.length <= mostPerConnection, `${refused.length} refusals in ${floodMs} ms over ${few} connections, more than ${mostPerConnection}`);
 
