@@ -6,11 +6,11 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { ResultRequest, TimelineQuery } from '../../bus/contracts/results.ts';
 import { badRequest } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
-import { serve, type CallContext, type RequestObserver } from '../../bus/rpc.ts';
+import { serve, type RequestObserver } from '../../bus/rpc.ts';
 import { elapsedSeconds, presentSession, type PublicRecord } from '../../bus/session-view.ts';
 import { queues } from '../../bus/subjects.ts';
 import { readsUntil } from '../clickhouse/read-deadline.ts';
-import type { ReadsInFlight } from '../clickhouse/reads-in-flight.ts';
+import type { ReadContext, ReadsInFlight } from '../clickhouse/reads-in-flight.ts';
 import { readsOfSession } from '../results/session-shard.ts';
 import type { SessionArchive } from '../sessions/archive.ts';
 import type { Shards } from '../results/shards.ts';
@@ -35,30 +35,30 @@ export function serveResults(
 ) {
   const options = { queue: queues.api, log, observe };
   // A session's reads end with their deadline, and answer while another shard is lost.
-  const reads = (session: string, deadline: number) => readsUntil(readsOfSession(clickhouse, shards, session), deadline);
+  const reads = (session: string, { deadline, priority }: ReadContext) => readsUntil(readsOfSession(clickhouse, shards, session), deadline, priority);
   const sessionField = (record: PublicRecord, expand: 'session' | undefined) =>
     expand === 'session' ? presentSession(record) : record.id;
 
   const timeline = <Entry>(query: (client: ClickHouseClient, window: Window) => Promise<Entry[]>) =>
-    async (request: ResultRequest, { deadline }: CallContext) => {
+    async (request: ResultRequest, context: ReadContext) => {
       const record = await sessions.owned(request.caller, request.session);
       const window = windowOf(record, request.query);
-      const entries = window.end > window.start ? await query(reads(record.id, deadline), window) : [];
+      const entries = window.end > window.start ? await query(reads(record.id, context), window) : [];
       return { session: sessionField(record, request.query.expand), timeline: entries };
     };
 
   return [
-    serve(nc, 'emotions.totals', inFlight.bound(async ({ caller, session, query }, { deadline }: CallContext) => {
+    serve(nc, 'emotions.totals', inFlight.bound(async ({ caller, session, query }, context: ReadContext) => {
       const record = await sessions.owned(caller, session);
-      return { session: sessionField(record, query.expand), emotions: await emotionTotals(reads(record.id, deadline), record.id) };
+      return { session: sessionField(record, query.expand), emotions: await emotionTotals(reads(record.id, context), record.id) };
     }), options),
     serve(nc, 'emotions.timeline', inFlight.bound(timeline(emotionsTimeline)), options),
     serve(nc, 'audio.features', inFlight.bound(timeline(audioFeatures)), options),
     serve(nc, 'speech.sentiment', inFlight.bound(timeline(sentimentTimeline)), options),
-    serve(nc, 'speech.segments', inFlight.bound(async ({ caller, session, query }, { deadline }: CallContext) => {
+    serve(nc, 'speech.segments', inFlight.bound(async ({ caller, session, query }, context: ReadContext) => {
       const record = await sessions.owned(caller, session);
       if (query.end !== undefined && query.end <= query.start) throw endBeforeStart();
-      return listSpeechSegments(reads(record.id, deadline), { session: record.id, ...query });
+      return listSpeechSegments(reads(record.id, context), { session: record.id, ...query });
     }), options),
   ];
 }

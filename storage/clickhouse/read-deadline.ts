@@ -5,6 +5,10 @@
 // fractions), a query still waiting for a connection at the deadline is dropped, and one
 // running then (or sent just as it passed: a freed connection can take a queued query before
 // that query's own abort fires) is killed by its query id.
+//
+// Each query also carries the read's ClickHouse priority (reads-in-flight.ts): ClickHouse pauses
+// a query while one of a higher priority (a lower number) runs. Measured: a query beside eight
+// heavy ones took 2.1-2.3 s as their equal, 0.4-0.5 s (as alone) above them.
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { unavailable } from '../../bus/errors.ts';
@@ -15,11 +19,11 @@ const TIMEOUT_EXCEEDED = 159;
 
 type QueryParams = Parameters<ClickHouseClient['query']>[0];
 
-/** `client`, whose queries end by `deadline` (ms since the epoch); everything else unchanged. */
-export function readsUntil(client: ClickHouseClient, deadline: number): ClickHouseClient {
+/** `client`, whose queries end by `deadline` (ms since the epoch) and run at `priority`; everything else unchanged. */
+export function readsUntil(client: ClickHouseClient, deadline: number, priority: number): ClickHouseClient {
   return new Proxy(client, {
     get(target, property) {
-      if (property === 'query') return (params: QueryParams) => boundedQuery(target, params, deadline);
+      if (property === 'query') return (params: QueryParams) => boundedQuery(target, params, deadline, priority);
       const value = Reflect.get(target, property);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -28,7 +32,7 @@ export function readsUntil(client: ClickHouseClient, deadline: number): ClickHou
 
 const late = () => unavailable('the request timed out before its results were read; retry later');
 
-async function boundedQuery(client: ClickHouseClient, params: QueryParams, deadline: number) {
+async function boundedQuery(client: ClickHouseClient, params: QueryParams, deadline: number, priority: number) {
   const remainingMs = deadline - Date.now();
   if (remainingMs <= 0) throw late();
   const queryId = randomUUID();
@@ -40,7 +44,7 @@ async function boundedQuery(client: ClickHouseClient, params: QueryParams, deadl
       ...params,
       query_id: queryId,
       abort_signal: signal,
-      clickhouse_settings: { ...params.clickhouse_settings, max_execution_time: Math.ceil(remainingMs / 1000) },
+      clickhouse_settings: { ...params.clickhouse_settings, max_execution_time: Math.ceil(remainingMs / 1000), priority: String(priority) },
     });
   } catch (error) {
     // Aborted here, or stopped by ClickHouse's limit (TIMEOUT_EXCEEDED): the caller has gone.

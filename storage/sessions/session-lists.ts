@@ -55,7 +55,7 @@ export class SessionLists {
       this.log.warn({ user: filter.user, latest, ...this.progress.waitingFor(filter.user) }, 'a list found the index behind its user\'s changes at its deadline');
       throw unavailable('the session index is catching up with your recent changes; retry shortly');
     }
-    const page = await this.inFlight.run(filter.user, () => listSessions(readsUntil(this.clickhouse, deadline), filter));
+    const page = await this.inFlight.run(filter.user, (priority) => listSessions(readsUntil(this.clickhouse, deadline, priority), filter));
     // A deleted session's index rows go with its purge round (a minute at most): until then the
     // table still has it, and the page leaves it out (one shorter for each such session).
     return { ...page, records: page.records.filter((record) => !this.records.deletedLately(record.id)) };

@@ -2,7 +2,8 @@
 // user A keeps as many deep event pages in flight as the gateway lets it (each reads millions
 // of events), the storage service runs at most STORAGE_READS_IN_FLIGHT_PER_USER of them and
 // refuses the rest at once (429 with Retry-After), user B's reads are all answered 200, and the
-// writer, on sockets of its own, keeps storing B's events meanwhile.
+// writer, on sockets of its own, keeps storing B's events meanwhile. Reads reach ClickHouse with
+// its priority setting: a user's reads beside its first below anyone's first.
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
@@ -11,6 +12,7 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
+import { FIRST_READ, MORE_READS } from '../../storage/clickhouse/reads-in-flight.ts';
 
 const config = readConfig();
 const defaults = readConfig({});
@@ -29,6 +31,8 @@ test.before(async () => {
       REQUESTS_IN_FLIGHT_PER_USER: String(defaults.requestsInFlightPerUser),
       CLICKHOUSE_READ_CONNECTIONS: String(defaults.clickhouseReadConnections),
       STORAGE_READS_IN_FLIGHT_PER_USER: String(defaults.storageReadsInFlightPerUser),
+      // The test stack's user whose queries system.query_log keeps, with their settings.
+      CLICKHOUSE_USER: 'logged',
     },
   });
   clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
@@ -48,6 +52,17 @@ const statuses = (replies: Reply[]) => {
 };
 
 const count = async (query: string) => Number((await queryRows<{ n: number }>(clickhouse, query))[0]?.n ?? 0);
+
+/** The ClickHouse priorities the queries naming `session` ran at, and how many at each (0: none given). */
+async function prioritiesOf(session: string): Promise<Record<string, number>> {
+  await clickhouse.command({ query: 'SYSTEM FLUSH LOGS' });
+  const rows = await queryRows<{ priority: string; n: number }>(
+    clickhouse,
+    sql`SELECT toUInt64OrZero(Settings.Values[indexOf(Settings.Names, 'priority')]) AS priority, count() AS n
+        FROM system.query_log WHERE type = 1 AND user = 'logged' AND position(query, ${session}) > 0 GROUP BY priority ORDER BY priority`,
+  );
+  return Object.fromEntries(rows.map((row) => [String(row.priority), Number(row.n)]));
+}
 
 test('the defaults leave room: a user\'s reads at once on a storage service are below its read sockets, and above a dashboard tab\'s', () => {
   assert.ok(defaults.storageReadsInFlightPerUser < defaults.clickhouseReadConnections);
@@ -135,6 +150,15 @@ test("user A's deep pages hold at most its share of the read sockets: the rest a
   assert.is(byStorage[0]!.headers.get('retry-after'), '1');
   // Answered, refused, or given up at the deadline (503): nothing else.
   assert.equal(Object.keys(seenA).filter((status) => !['200', '429', '503'].includes(status)), [], JSON.stringify(seenA));
+
+  // Each read's queries carry its ClickHouse priority: a user's first read at once the highest,
+  // any more beside it the next: A's deep page alone, then many at once. (0: the service's own
+  // queries that name the session, such as the index following its changes, neither wait nor
+  // hold anyone back.)
+  const priorities = async (session: string) => Object.keys(await prioritiesOf(session)).map(Number).filter((priority) => priority > 0);
+  assert.equal(await priorities(heavy), [FIRST_READ, MORE_READS], "A's reads' priorities");
+  const ofB = await priorities(light);
+  assert.ok(ofB.length > 0 && ofB.every((priority) => priority === FIRST_READ || priority === MORE_READS), `B's reads' priorities: ${ofB}`);
 });
 
 test.run();
