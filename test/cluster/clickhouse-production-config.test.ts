@@ -29,7 +29,7 @@ import { ask } from '../../ops/stack/zookeeper.ts';
 import { connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 import { MIGRATIONS } from '../../storage/schema/migrations.ts';
 import { readsUntil } from '../../storage/clickhouse/read-deadline.ts';
-import { FIRST_READ } from '../../storage/clickhouse/reads-in-flight.ts';
+import { READS } from '../../storage/clickhouse/reads-in-flight.ts';
 import { Shards } from '../../storage/results/shards.ts';
 import { literal, sql } from '../../storage/clickhouse/sql.ts';
 import { PASSWORDS, runAs, startProductionNodes, startProductionZooKeeper, type ProductionNode } from '../support/production-clickhouse.ts';
@@ -232,7 +232,7 @@ step('the storage service\'s read deadline kills a read running on both shards a
   // shard), checking for a kill between them. Its own limit, the deadline rounded up to whole
   // seconds, falls a second after the kill.
   const started = Date.now();
-  const failure = await readsUntil(emo!, started + 1050, FIRST_READ).query({
+  const failure = await readsUntil(emo!, started + 1050, READS).query({
     query: sql`SELECT count() AS n FROM audio_seconds WHERE session != ${marker} AND NOT ignore(sleepEachRow(0.15))`,
     format: 'JSONEachRow',
     clickhouse_settings: { log_queries: 1, max_block_size: '1' },

@@ -3,7 +3,7 @@
 // of events), the storage service runs at most STORAGE_READS_IN_FLIGHT_PER_USER of them and
 // refuses the rest at once (429 with Retry-After), user B's reads are all answered 200, and the
 // writer, on sockets of its own, keeps storing B's events meanwhile. Reads reach ClickHouse with
-// its priority setting: a user's reads beside its first below anyone's first.
+// its priority setting: A's, refused, below all of B's.
 import { test } from '../../ops/support/uvu.ts';
 import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
@@ -12,7 +12,7 @@ import { freePort } from '../../ops/stack/ports.ts';
 import { startServices, type Reply, type Services } from '../../ops/support/services.ts';
 import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 import { sql } from '../../storage/clickhouse/sql.ts';
-import { FIRST_READ, MORE_READS } from '../../storage/clickhouse/reads-in-flight.ts';
+import { FLOODER_READS, READS } from '../../storage/clickhouse/reads-in-flight.ts';
 
 const config = readConfig();
 const defaults = readConfig({});
@@ -151,14 +151,12 @@ test("user A's deep pages hold at most its share of the read sockets: the rest a
   // Answered, refused, or given up at the deadline (503): nothing else.
   assert.equal(Object.keys(seenA).filter((status) => !['200', '429', '503'].includes(status)), [], JSON.stringify(seenA));
 
-  // Each read's queries carry its ClickHouse priority: a user's first read at once the highest,
-  // any more beside it the next: A's deep page alone, then many at once. (0: the service's own
-  // queries that name the session, such as the index following its changes, neither wait nor
-  // hold anyone back.)
+  // Each read's queries carry its ClickHouse priority: A's, once refused, below B's. (0: the
+  // service's own queries that name the session, such as the index following its changes,
+  // neither wait nor hold anyone back.)
   const priorities = async (session: string) => Object.keys(await prioritiesOf(session)).map(Number).filter((priority) => priority > 0);
-  assert.equal(await priorities(heavy), [FIRST_READ, MORE_READS], "A's reads' priorities");
-  const ofB = await priorities(light);
-  assert.ok(ofB.length > 0 && ofB.every((priority) => priority === FIRST_READ || priority === MORE_READS), `B's reads' priorities: ${ofB}`);
+  assert.equal(await priorities(heavy), [READS, FLOODER_READS], "A's reads' priorities: its first before any refusal, then a flooder's");
+  assert.equal(await priorities(light), [READS], "B's reads' priorities");
 });
 
 test.run();
