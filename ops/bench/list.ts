@@ -7,13 +7,12 @@
 // (autocannon: p50, p97.5 and p99); stops everything it started.
 // Usage: node --import tsx ops/bench/list.ts [sequential requests] [connections] [seconds]
 import { createClient } from '@clickhouse/client';
-import { SignJWT } from 'jose';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../bus/index.ts';
 import { startServiceStack } from '../support/service-stack.ts';
-import type { Services } from '../support/services.ts';
+import { benchToken, stoppedSession } from './lib/bench-users.ts';
 import { elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
 import { loadEvents, loadSessions, loadTranscript } from '../support/list-data.ts';
 
@@ -32,14 +31,10 @@ const [sequential = 50, connections = 50, seconds = 5] = process.argv.slice(2).m
 const DAY_MS = 86_400_000;
 const JWT_SECRET = 'bench-list-secret';
 const DATABASE = 'emotions_bench';
-// A closed local port: the sessions made through the API analyse nothing.
-const STREAM = 'rtmp://127.0.0.1:9/live/bench';
 
 const dir = join(config.varDir, 'bench', `list-${process.pid}`);
 
-const tokenFor = (user: string) =>
-  new SignJWT({ product: 'bench' }).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setExpirationTime('1d')
-    .sign(new TextEncoder().encode(JWT_SECRET));
+const tokenFor = (user: string) => benchToken(JWT_SECRET, user);
 
 interface Case {
   name: string;
@@ -75,16 +70,6 @@ async function timed(what: string, work: () => Promise<unknown>): Promise<void> 
   console.log(`${what}: ${fixed(elapsedMs(since) / 1000)} s`);
 }
 
-/** A finished session with one registered sensor source. */
-async function createSession(services: Services, token: string): Promise<{ session: string; source: string }> {
-  const created = await services.api('POST', '/v1/sessions', { token, body: { name: 'bench reads', streamUri: STREAM } });
-  if (created.status !== 201) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
-  const session: string = created.body._id;
-  const source = await services.api('POST', `/v1/sessions/${session}/events`, { token, body: { name: 'bench sensor', format: 'scalar' } });
-  if (source.status !== 201) throw new Error(`registering a source answered ${source.status}: ${JSON.stringify(source.body)}`);
-  await services.api('POST', `/v1/sessions/${session}/stop`, { token });
-  return { session, source: source.body.id };
-}
 
 const stack = await startServiceStack({ name: 'bench-list', dir, database: DATABASE, env: { AUTH_JWT_SECRET: JWT_SECRET } });
 const clickhouse = createClient({ url: stack.clickhouseUrl, database: DATABASE, compression: { request: false, response: false } });
@@ -108,7 +93,7 @@ try {
   });
 
   const reader = await tokenFor('bench-reader');
-  const { session, source } = await createSession(services, reader);
+  const { session, source } = await stoppedSession(services, reader);
   await timed('1,000,000 events of one session', () =>
     loadEvents(clickhouse, { session, user: 'bench-reader', source, count: 1_000_000, seconds: 43_200 }));
   await timed('a 12-hour transcript', () => loadTranscript(clickhouse, { session, seconds: 43_200, everySeconds: 3 }));

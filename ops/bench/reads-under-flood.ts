@@ -7,39 +7,24 @@
 // everything it started.
 // Usage: node --import tsx ops/bench/reads-under-flood.ts [B's requests each way]
 import { createClient } from '@clickhouse/client';
-import { SignJWT } from 'jose';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readConfig } from '../../bus/index.ts';
 import { startServiceStack } from '../support/service-stack.ts';
 import type { Services } from '../support/services.ts';
 import { loadEvents } from '../support/list-data.ts';
+import { benchToken, stoppedSession } from './lib/bench-users.ts';
 import { elapsedMs, fixed, percentile, printTable } from './lib/stats.ts';
 
 const config = readConfig();
 const [requests = 40] = process.argv.slice(2).map(Number);
 const JWT_SECRET = 'bench-flood-secret';
 const DATABASE = 'emotions_bench';
-// A closed local port: the sessions made through the API analyse nothing.
-const STREAM = 'rtmp://127.0.0.1:9/live/bench';
 const EVENTS_OF_A = 1_000_000;
 const EVENTS_OF_B = 200_000;
 
 const dir = join(config.varDir, 'bench', `reads-under-flood-${process.pid}`);
-const tokenFor = (user: string) =>
-  new SignJWT({ product: 'bench' }).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setExpirationTime('1d')
-    .sign(new TextEncoder().encode(JWT_SECRET));
-
-/** A stopped session of the token's user, with one registered sensor source. */
-async function createSession(services: Services, token: string): Promise<{ session: string; source: string }> {
-  const created = await services.api('POST', '/v1/sessions', { token, body: { name: 'bench flood', streamUri: STREAM } });
-  if (created.status !== 201) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
-  const session: string = created.body._id;
-  const source = await services.api('POST', `/v1/sessions/${session}/events`, { token, body: { name: 'bench sensor', format: 'scalar' } });
-  if (source.status !== 201) throw new Error(`registering a source answered ${source.status}: ${JSON.stringify(source.body)}`);
-  await services.api('POST', `/v1/sessions/${session}/stop`, { token });
-  return { session, source: source.body.id };
-}
+const tokenFor = (user: string) => benchToken(JWT_SECRET, user);
 
 /** B's page, `requests` times one after another: its latencies and statuses. */
 async function timesOf(services: Services, path: string, token: string) {
@@ -59,8 +44,8 @@ const clickhouse = createClient({ url: stack.clickhouseUrl, database: DATABASE, 
 try {
   const { services } = stack;
   const [tokenA, tokenB] = await Promise.all([tokenFor('bench-flooder'), tokenFor('bench-reader')]);
-  const a = await createSession(services, tokenA);
-  const b = await createSession(services, tokenB);
+  const a = await stoppedSession(services, tokenA);
+  const b = await stoppedSession(services, tokenB);
   await loadEvents(clickhouse, { ...a, user: 'bench-flooder', count: EVENTS_OF_A, seconds: 43_200 });
   await loadEvents(clickhouse, { ...b, user: 'bench-reader', count: EVENTS_OF_B, seconds: 43_200 });
   const pageOfB = `/v1/sessions/${b.session}/events?limit=100&offset=${EVENTS_OF_B / 2}`;
