@@ -7,12 +7,13 @@ import { readConfig } from '../bus/config.ts';
 import { startClickHouse } from './stack/clickhouse.ts';
 import { startNats } from './stack/nats.ts';
 import { freePort } from './stack/ports.ts';
+import { SHORT_LIVED_MERGED_PARTS } from './testing/clickhouse-parts.ts';
 import { testServersFile, type TestServers } from './testing/test-servers.ts';
 
 const config = readConfig();
 const dir = join(config.varDir, 'test', `servers-${process.pid}`);
 const nats = await startNats({ dir: join(dir, 'nats'), port: await freePort(), maxFileStore: '2GB' });
-const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() }).catch(async (error) => {
+const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort(), configFiles: SHORT_LIVED_MERGED_PARTS }).catch(async (error) => {
   await nats.stop();
   throw error;
 });

@@ -32,6 +32,7 @@ import { runFile, type FileOutcome } from './testing/run-file.ts';
 import { Scheduler, type Queue } from './testing/schedule.ts';
 import { runningTestServers } from './testing/test-servers.ts';
 import { typeCheck } from './testing/type-check.ts';
+import { SHORT_LIVED_MERGED_PARTS } from './testing/clickhouse-parts.ts';
 import { readRunnerConfig } from './testing/runner-config.ts';
 
 const config = readConfig();
@@ -110,7 +111,7 @@ async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]>
   const laneList: Lane[] = [];
   let clickhouseUrl = '';
   if (needServers) {
-    const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort() });
+    const clickhouse = await startClickHouse({ dir: join(dir, 'clickhouse'), httpPort: await freePort(), tcpPort: await freePort(), configFiles: SHORT_LIVED_MERGED_PARTS });
     stops.push(clickhouse.stop);
     clickhouseUrl = clickhouse.url;
   }
