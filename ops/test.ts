@@ -140,7 +140,7 @@ async function onServers(files: string[], stops: Stop[]): Promise<FileOutcome[]>
 async function onCluster(files: string[], stops: Stop[]): Promise<FileOutcome[]> {
   const nats = await startNatsCluster({ dir: join(dir, 'cluster') });
   stops.push(nats.stop);
-  const clickhouse = await startClickHouseCluster({ dir: join(dir, 'cluster'), name: 'emo', shards: 2, replicas: 2 });
+  const clickhouse = await startClickHouseCluster({ dir: join(dir, 'cluster'), name: 'emo', shards: 2, replicas: 2, configFiles: SHORT_LIVED_MERGED_PARTS });
   stops.push(clickhouse.stop);
   const env = {
     NATS_URL: nats.url,
