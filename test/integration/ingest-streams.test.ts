@@ -168,9 +168,12 @@ function assertLiveToneStream(seen: Observed, label: string): void {
   // Over the stream's own time, its audio's: a loaded machine's decoder falls behind the clock
   // (runs on a busy two-core machine saw 10 and 4 frames in the 4 s window), video and audio
   // alike, one ffmpeg reading both; what is decimated to the analysis rate is the stream's time.
+  // The picture's decoder can fall behind the sound's and catch up within the window (a CI run
+  // saw 25 RTSP frames in 3.97 s of audio), so the rate is judged between half and twice the
+  // analysis rate: a stream not decimated sends its own 25 a second.
   const audioSeconds = seen.audioBytesInWindow / AUDIO_BYTES_PER_SECOND;
   assert.ok(
-    seen.framesInWindow >= (FPS - 1) * audioSeconds && seen.framesInWindow <= (FPS + 1) * audioSeconds,
+    seen.framesInWindow >= (FPS / 2) * audioSeconds && seen.framesInWindow <= FPS * 2 * audioSeconds,
     `${label}: ${seen.framesInWindow} frames in ${audioSeconds} s of audio at ${FPS} fps`,
   );
   // Enough to judge the rates by. Not held to the clock: a busy machine's decoder falls behind and
