@@ -133,7 +133,7 @@ export class StorageService {
     const index = inserts && await SessionIndexFollower.start(js, jsm, inserts, indexLog);
     const schema = new Schema(options.database, cluster?.name);
     // Purge rounds are run by the services that write, like the index.
-    const purges = writer && new PurgeRounds(purgeQueue, () => progress.acknowledgedThrough(), new PurgeLease(purgeQueue.kv, options.id), pools.index, schema, cluster, {
+    const purges = writer && new PurgeRounds(purgeQueue, () => progress.acknowledgedThrough(), new PurgeLease(purgeQueue.kv, options.id), jsm, pools.index, schema, cluster, {
       windowMs: options.purge.windowSeconds * 1000,
       batchSessions: options.purge.batchSessions,
       countMutations: options.metrics?.purgeMutations,
@@ -148,7 +148,7 @@ export class StorageService {
       ...serveResults(nc, archive, pools.reads, shards, inFlight, log, observe),
       serveSessionList(nc, records, lists, options.sessionMaxSeconds, log, observe),
       serveEventList(nc, archive, pools.reads, inFlight, log, observe),
-      serveSessionPurge(nc, records, jsm, purgeQueue, archive, log, observe),
+      serveSessionPurge(nc, records, purgeQueue, archive, log, observe),
       serveArchivedSession(nc, archive, inFlight, log, observe),
     );
     log.info({ writer: options.writer }, 'storage service ready');

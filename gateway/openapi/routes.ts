@@ -83,7 +83,7 @@ export const documentedRoutes: DocumentedRoute[] = [
       400: 'the session is active (`session_active`); stop it first',
       404: NOT_FOUND,
       409: 'another DELETE of the session is under way (`being_deleted`)',
-      503: 'its last rows are still on their way to storage (nothing was deleted, retry), or time ran out and the service finishes the deletion',
+      503: 'the queue of sessions to purge is full (nothing was deleted, retry), or time ran out and the service finishes the deletion',
     },
   },
   {

@@ -33,12 +33,20 @@ const PURGED = 'purged.';
 /**
  * A session waiting, with the revision that orders the queue, and its record's revision when
  * queued: the index must hold every change up to it before the session's rows go (0 for an
- * entry queued before entries carried it, once the index held the session).
+ * entry queued before entries carried it, once the index held the session). `finishedAt`: when
+ * it stopped, after which its worker still flushes its last seconds (0 when long ago).
  */
 export interface Waiting {
   session: PurgedSession;
   revision: number;
   recordRevision: number;
+  finishedAt: number;
+}
+
+/** What a queued entry holds. */
+interface Entry extends PurgedSession {
+  revision?: number;
+  finishedAt?: number;
 }
 
 export class PurgeQueue {
@@ -54,10 +62,11 @@ export class PurgeQueue {
   }
 
   /** Queues the session's purge (`revision`: its record's): false when it is already queued or purged. */
-  async add(session: PurgedSession & { revision: number }): Promise<boolean> {
+  async add(session: PurgedSession & { revision: number; finishedAt?: number }): Promise<boolean> {
     if ((await this.kv.get(PURGED + session.id))?.operation === 'PUT') return false;
     try {
-      await this.kv.create(QUEUED + session.id, JSON.stringify({ id: session.id, createdAt: session.createdAt, revision: session.revision }));
+      const entry: Entry = { id: session.id, createdAt: session.createdAt, revision: session.revision, finishedAt: session.finishedAt };
+      await this.kv.create(QUEUED + session.id, JSON.stringify(entry));
       return true;
     } catch (error) {
       if (isConflict(error)) return false;
@@ -73,9 +82,10 @@ export class PurgeQueue {
   async again(session: PurgedSession): Promise<void> {
     const [waiting, purged] = await Promise.all([this.kv.get(QUEUED + session.id), this.kv.get(PURGED + session.id)]);
     if (waiting?.operation !== 'PUT' && purged?.operation !== 'PUT') return;
-    // Still waiting, it keeps the revision its round waits for the index to hold.
-    const revision = waiting?.operation === 'PUT' ? (waiting.json<{ revision?: number }>().revision ?? 0) : 0;
-    await this.kv.put(QUEUED + session.id, JSON.stringify({ id: session.id, createdAt: session.createdAt, revision }));
+    // Still waiting, it keeps the revision its round waits for the index to hold, and its stop.
+    const kept = waiting?.operation === 'PUT' ? waiting.json<Entry>() : undefined;
+    const entry: Entry = { id: session.id, createdAt: session.createdAt, revision: kept?.revision ?? 0, finishedAt: kept?.finishedAt };
+    await this.kv.put(QUEUED + session.id, JSON.stringify(entry));
   }
 
   /** Whether the session's purge is queued or done: the session is gone, whatever else says so yet. */
@@ -97,10 +107,10 @@ export class PurgeQueue {
       const entries = await Promise.all(keys.slice(at, at + READS_AT_ONCE).map((key) => this.kv.get(key)));
       for (const entry of entries) {
         if (entry?.operation !== 'PUT') continue;
-        const session = entry.json<PurgedSession & { revision?: number }>();
+        const session = entry.json<Entry>();
         const stale = Date.now() - entry.created.getTime() > REWRITE_WAITING_AFTER_MS;
         const revision = stale ? await this.kv.put(entry.key, entry.value) : entry.revision;
-        waiting.push({ session: { id: session.id, createdAt: session.createdAt }, revision, recordRevision: session.revision ?? 0 });
+        waiting.push({ session: { id: session.id, createdAt: session.createdAt }, revision, recordRevision: session.revision ?? 0, finishedAt: session.finishedAt ?? 0 });
       }
     }
     return waiting.sort((a, b) => a.revision - b.revision).slice(0, limit);

@@ -7,14 +7,17 @@
 // (storage/purge/purge.ts). A round is due every `windowMs`, or a quarter of that after the last
 // when the queue holds a whole batch or more; one storage service runs it (storage/purge/purge-lease.ts).
 // A session waits for its round until the index holds every change of its record up to the
-// one its purge was queued at, so that no row of it is stored after its rows are gone.
+// one its purge was queued at, and until its last result rows have left ROWS (its worker
+// flushes its last seconds after its stop), so that no row of it is stored after its rows are
+// gone. The DELETE waits for neither: behind a busy writer or index that is other users' rows.
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import { ServiceError } from '../../bus/errors.ts';
 import type { Logger } from '../../bus/log.ts';
 import type { ClusterNodes } from '../schema/cluster-nodes.ts';
 import type { PurgeLease } from './purge-lease.ts';
-import type { PurgeQueue } from './purge-queue.ts';
-import { deleteRowsOf } from './purge.ts';
+import type { PurgeQueue, Waiting } from './purge-queue.ts';
+import { deleteRowsOf, rowsSettled } from './purge.ts';
 import type { Schema } from '../schema/schema.ts';
 
 export interface PurgeRoundOptions {
@@ -26,6 +29,8 @@ export interface PurgeRoundOptions {
 
 // How long a round waits for its mutations before it counts them as on their way.
 const ROUND_WAIT_MS = 30_000;
+// Sessions whose rows in flight a round asks JetStream about at once.
+const CHECKS_AT_ONCE = 64;
 
 export class PurgeRounds {
   private timer: NodeJS.Timeout | undefined;
@@ -36,6 +41,7 @@ export class PurgeRounds {
     /** The revision up to which the session index holds every change (storage/sessions/index-progress.ts). */
     private readonly indexedThrough: () => Promise<number>,
     private readonly lease: PurgeLease,
+    private readonly jsm: JetStreamManager,
     private readonly clickhouse: ClickHouseClient,
     private readonly schema: Schema,
     private readonly cluster: ClusterNodes | undefined,
@@ -66,8 +72,10 @@ export class PurgeRounds {
     if (!(await this.lease.take(due))) return;
     const oldest = await this.queue.oldest(batchSessions);
     const indexed = await this.indexedThrough();
-    const taken = oldest.filter(({ recordRevision }) => recordRevision <= indexed);
-    if (taken.length < oldest.length) this.log.info({ sessions: oldest.length - taken.length, indexed }, 'sessions left for a later round: the index does not hold their last changes yet');
+    const taken = await this.settled(oldest.filter(({ recordRevision }) => recordRevision <= indexed));
+    if (taken.length < oldest.length) {
+      this.log.info({ sessions: oldest.length - taken.length, indexed }, 'sessions left for a later round: the index does not hold their last changes yet, or their last rows are on their way');
+    }
     if (taken.length === 0) return;
     const batch = taken.map(({ session }) => session);
     try {
@@ -79,5 +87,16 @@ export class PurgeRounds {
     }
     await this.queue.purged(taken);
     this.log.info({ sessions: batch.length }, 'purged the rows of deleted sessions');
+  }
+
+  /** The sessions none of whose rows is still on its way to ClickHouse. */
+  private async settled(sessions: Waiting[]): Promise<Waiting[]> {
+    const settled: Waiting[] = [];
+    for (let at = 0; at < sessions.length; at += CHECKS_AT_ONCE) {
+      const some = sessions.slice(at, at + CHECKS_AT_ONCE);
+      const checks = await Promise.all(some.map(({ session, finishedAt }) => rowsSettled(this.jsm, session.id, finishedAt)));
+      settled.push(...some.filter((_, i) => checks[i]));
+    }
+    return settled;
   }
 }

@@ -73,8 +73,7 @@ export async function purgeSession(
  * this finds every row it is to delete. Refused (503) if they do not arrive before `deadline`.
  */
 export async function awaitRowsStored(jsm: JetStreamManager, record: SessionRecord, deadline: number): Promise<void> {
-  const settled = async () => Date.now() >= (record.finishedAt ?? 0) + SETTLE_MS && (await rowsOnTheWay(jsm, record.id)) === 0;
-  if (!(await waitFor(settled, deadline - REPLY_MARGIN_MS))) {
+  if (!(await waitFor(() => rowsSettled(jsm, record.id, record.finishedAt ?? 0), deadline - REPLY_MARGIN_MS))) {
     throw unavailable('rows of this session are still on their way to storage; nothing was deleted, retry shortly');
   }
 }
@@ -140,6 +139,14 @@ async function rowsLeft(clickhouse: ClickHouseClient, sessions: PurgedSession[])
   const counts = await Promise.all(sessionRows(sessions).map(async ({ table, where }) =>
     Number((await queryRows<{ n: number }>(clickhouse, `SELECT count() AS n FROM ${table} WHERE ${where}`))[0]?.n ?? 0)));
   return counts.reduce((sum, count) => sum + count, 0);
+}
+
+/**
+ * Whether every row of the session stopped at `finishedAt` has left ROWS: its worker has had
+ * the time to flush its last seconds, and the writer has acknowledged them all.
+ */
+export async function rowsSettled(jsm: JetStreamManager, session: string, finishedAt: number): Promise<boolean> {
+  return Date.now() >= finishedAt + SETTLE_MS && (await rowsOnTheWay(jsm, session)) === 0;
 }
 
 async function rowsOnTheWay(jsm: JetStreamManager, session: string): Promise<number> {

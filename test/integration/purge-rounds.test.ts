@@ -18,7 +18,8 @@ import { httpRequest } from '../../ops/stack/http-client.ts';
 
 const config = readConfig();
 const CYCLES = 20;
-// Cycles side by side: the loop takes about one purge window, so at most three rounds see it.
+// Cycles side by side: the loop takes less than a purge window, and a session whose last rows are
+// still on their way waits one round more, so at most three rounds see it.
 const LANES = 4;
 const WINDOW_SECONDS = 20;
 const MAX_MUTATIONS_PER_TABLE = 3;
