@@ -11,16 +11,15 @@ import { newSessionId } from '../../bus/ids.ts';
 import { createLog } from '../../bus/log.ts';
 import { streams, subjects } from '../../bus/subjects.ts';
 import { waitUntil } from '../../ops/stack/process.ts';
-import { clickHouseServer, connectClickHouse, queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
+import { queryRows, type ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 import { literal } from '../../storage/clickhouse/sql.ts';
 import { PurgeLease } from '../../storage/purge/purge-lease.ts';
 import { PurgeQueue } from '../../storage/purge/purge-queue.ts';
 import { PurgeRounds } from '../../storage/purge/purge-rounds.ts';
-import { ClusterNodes } from '../../storage/schema/cluster-nodes.ts';
-import { migrate } from '../../storage/schema/migrations.ts';
 import { Schema } from '../../storage/schema/schema.ts';
 import { columnsOf } from '../../storage/schema/tables.ts';
 import { ensureRowsStream } from '../../storage/writer/rows-stream.ts';
+import { migratedDatabase } from '../support/migrated.ts';
 
 const config = readConfig();
 const WINDOW_MS = 500;
@@ -30,11 +29,7 @@ let jsm: JetStreamManager;
 let clickhouse: ClickHouseClient;
 
 test.before(async () => {
-  const admin = connectClickHouse(clickHouseServer(config), null);
-  const cluster = ClusterNodes.connect(clickHouseServer(config));
-  await migrate(admin, config.clickhouseDatabase, cluster);
-  await Promise.all([admin.close(), cluster?.close()]);
-  clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
+  clickhouse = await migratedDatabase(config);
   nc = await connect({ servers: process.env.NATS_URL });
   jsm = await jetstreamManager(nc);
   await ensureRowsStream(jsm, { maxBytes: config.rowsStreamMaxBytes, replicas: 1 });

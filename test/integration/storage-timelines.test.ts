@@ -4,9 +4,7 @@ import * as assert from 'uvu/assert';
 import { readConfig } from '../../bus/config.ts';
 import { EMOTION_KEYS, type EmotionKey } from '../../bus/contracts/rows.ts';
 import { newSessionId } from '../../bus/ids.ts';
-import { connectClickHouse, type ClickHouseClient, clickHouseServer } from '../../storage/clickhouse/clickhouse.ts';
-import { ClusterNodes } from '../../storage/schema/cluster-nodes.ts';
-import { migrate } from '../../storage/schema/migrations.ts';
+import type { ClickHouseClient } from '../../storage/clickhouse/clickhouse.ts';
 import { columnsOf } from '../../storage/schema/tables.ts';
 import {
   audioFeatures,
@@ -15,6 +13,7 @@ import {
   intervalOf,
   sentimentTimeline,
 } from '../../storage/results/timelines.ts';
+import { migratedDatabase } from '../support/migrated.ts';
 
 const config = readConfig();
 
@@ -32,11 +31,7 @@ async function insert(kind: 'audio' | 'face' | 'video' | 'speech', rows: object[
 }
 
 test.before(async () => {
-  const admin = connectClickHouse(clickHouseServer(config), null);
-  const cluster = ClusterNodes.connect(clickHouseServer(config));
-  await migrate(admin, config.clickhouseDatabase, cluster);
-  await Promise.all([admin.close(), cluster?.close()]);
-  clickhouse = connectClickHouse(clickHouseServer(config), config.clickhouseDatabase);
+  clickhouse = await migratedDatabase(config);
   // Seconds 0-9 analysed; faces: track 1 happy in 0-5, track 2 sad in 2-3 and surprised in 6;
   // seconds 7-9 video without faces; nothing at all from 10 to 19; audio in 20-24.
   // Faces read with reduced effort in 6, 8 and 9; 0-5 from a publisher older than the field.
